@@ -1,0 +1,203 @@
+# Sizing the Fleet: the whole build.
+#
+#   make            install what is missing, tangle, build, run every chapter's
+#                   programs, draw the figures, weave build/book.pdf and
+#                   build/solutions.pdf
+#   make test       the same, then the whole test-suite through prove
+#   make clean      remove build/
+#
+# The build runs in phases, each a fresh make, so that a phase sees the files
+# the one before it wrote: deps (Debian packages), tangle (chapters/*.nw into
+# code/ and figures/, touching only files whose text changed), then the rest.
+
+SHELL := /bin/bash
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+B := build
+CHAPTERS := $(sort $(wildcard chapters/[0-9]*.nw))
+
+# ---------------------------------------------------------------- packages --
+# Debian package names; the build installs only those that are missing.
+PACKAGES := gcc make perl noweb gnuplot-nox texlive-latex-base \
+            texlive-latex-recommended texlive-fonts-recommended lmodern \
+            poppler-utils mpich libmpich-dev
+
+# CUDA is optional: detected here, never required.
+NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+
+# ------------------------------------------------------------- C compiler --
+CC := gcc
+CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror \
+          -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+LDLIBS := -lm
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
+          -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+OBJ := $(B)/obj
+
+.PHONY: all deps tangle tangle-into programs runs figures book solutions \
+        test clean info FORCE
+
+all:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory tangle
+	@$(MAKE) --no-print-directory book solutions
+
+# ------------------------------------------------------------------ deps ----
+deps: $(B)/stamp/deps
+
+$(B)/stamp/deps:
+	@missing=$$(for p in $(PACKAGES); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' \
+	      || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing: "$$missing; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	      apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
+	      || exit 1; \
+	  else \
+	    echo "make: these Debian packages are missing. Install them, then run make again:"; \
+	    echo "  sudo apt-get install --no-install-recommends" $$missing; \
+	    exit 1; \
+	  fi; \
+	fi
+	@mkdir -p $(@D) && touch $@
+
+# ---------------------------------------------------------------- tangle ----
+# Every root chunk names the file it produces, under code/ or figures/. The
+# first line of each tangled file names the chapter that defines it; cpif
+# rewrites a file only when its text changed, so that make rebuilds only what
+# depends on it.
+tangle: $(B)/stamp/tangled
+
+$(B)/stamp/tangled: $(CHAPTERS)
+	@$(MAKE) --no-print-directory tangle-into DEST=.
+	@mkdir -p $(@D) && touch $@
+
+tangle-into:
+	@set -e; \
+	for root in $$(noroots $(CHAPTERS) | sed 's/^<<\(.*\)>>$$/\1/'); do \
+	  case "$$root" in \
+	    code/*|figures/*) ;; \
+	    *) echo "tangle: root chunk <<$$root>> is not a file under code/ or figures/" >&2; \
+	       exit 1 ;; \
+	  esac; \
+	  from=$$(grep -l -F -x "<<$$root>>=" $(CHAPTERS) | head -n 1); \
+	  case "$$root" in \
+	    *.c|*.h|*.cu) note="/* Tangled from $$from; edit the chapter, not this file. */" ;; \
+	    *)            note="# Tangled from $$from; edit the chapter, not this file." ;; \
+	  esac; \
+	  mkdir -p "$(DEST)/$$(dirname "$$root")"; \
+	  { echo "$$note"; notangle -R"$$root" $(CHAPTERS); } | cpif "$(DEST)/$$root"; \
+	done
+
+# -------------------------------------------------------------- programs ----
+FLEET_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,$(wildcard code/fleet/*.c))
+BINS := $(B)/bin/fleet
+
+programs: $(BINS)
+
+# Objects depend on the flags they were built with, so SANITIZE=1 rebuilds.
+$(OBJ)/cflags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ \
+	  || echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $@
+
+$(OBJ)/%.o: code/%.c $(OBJ)/cflags
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/bin/fleet: $(FLEET_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+-include $(FLEET_OBJ:.o=.d)
+
+# ------------------------------------------------------------------ runs ----
+# Each chapter's runs are a script tangled from the chapter itself, so the
+# book shows the exact commands whose output it includes.
+RUN_SCRIPTS := $(wildcard code/runs/*.sh)
+RUN_STAMPS := $(patsubst code/runs/%.sh,$(B)/stamp/run-%,$(RUN_SCRIPTS))
+
+runs: $(RUN_STAMPS)
+
+$(B)/stamp/run-%: code/runs/%.sh $(BINS)
+	@mkdir -p $(B)/transcripts $(B)/numbers $(B)/data $(@D)
+	@echo "run  $<"
+	@sh $< $(B)
+	@touch $@
+
+# --------------------------------------------------------------- figures ----
+# Each figure script plots CSV that the runs wrote into build/data; the text of
+# a figure is typeset by LaTeX in the book's fonts (cairolatex).
+FIGURE_SCRIPTS := $(wildcard figures/*.gp)
+FIGURES := $(patsubst figures/%.gp,$(B)/figures/%.tex,$(FIGURE_SCRIPTS))
+
+figures: $(FIGURES)
+
+$(B)/figures/%.tex: figures/%.gp $(RUN_STAMPS)
+	@mkdir -p $(@D)
+	@echo "plot $<"
+	@gnuplot -e "data='$(B)/data'" \
+	  -e "set terminal cairolatex pdf input size 12cm,7cm font ',9'" \
+	  -e "set output '$@'" $<
+
+# ------------------------------------------------------------------ book ----
+# All chapters are woven in one run so that chunk cross-references and the
+# identifier index span the whole book.
+$(B)/tex/chapters.tex: $(CHAPTERS)
+	@mkdir -p $(@D)
+	noweave -n -index -autodefs c $(CHAPTERS) > $@
+
+# pdflatex runs until the cross-references settle (at most four times).
+define latex
+	@mkdir -p $(B)/tex
+	@for pass in 1 2 3 4; do \
+	  pdflatex -interaction=nonstopmode -halt-on-error \
+	    -output-directory $(B)/tex $(1) > $(B)/tex/$(2).stdout 2>&1 \
+	    || { tail -n 30 $(B)/tex/$(2).log; exit 1; }; \
+	  grep -q 'Rerun to get\|Label(s) may have changed\|rerunfilecheck' \
+	    $(B)/tex/$(2).log || break; \
+	done
+	@cp $(B)/tex/$(2).pdf $@
+	@echo "wove $@"
+endef
+
+book: $(B)/book.pdf
+
+$(B)/book.pdf: chapters/book.tex chapters/preamble.tex chapters/bibliography.tex \
+               $(B)/tex/chapters.tex $(RUN_STAMPS) $(FIGURES) \
+               $(wildcard exercises/*.tex)
+	$(call latex,chapters/book.tex,book)
+
+# ------------------------------------------------------------- solutions ----
+SOLUTION_SCRIPTS := $(wildcard solutions/*.sh)
+SOLUTION_STAMPS := $(patsubst solutions/%.sh,$(B)/stamp/solution-%,$(SOLUTION_SCRIPTS))
+
+solutions: $(B)/solutions.pdf
+
+$(B)/stamp/solution-%: solutions/%.sh $(BINS)
+	@mkdir -p $(B)/solutions $(@D)
+	@echo "run  $<"
+	@sh $< $(B)
+	@touch $@
+
+$(B)/solutions.pdf: solutions/solutions.tex chapters/preamble.tex \
+                    $(wildcard solutions/[0-9]*.tex) $(SOLUTION_STAMPS) \
+                    $(wildcard exercises/*.tex)
+	$(call latex,solutions/solutions.tex,solutions)
+
+# ------------------------------------------------------------------ test ----
+test: all
+	@prove tests/
+
+info:
+	@echo "chapters: $(CHAPTERS)"
+	@echo "CUDA:     $(if $(NVCC),$(NVCC) (GPU backends build where a chapter has them),not found (CPU only))"
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,110 @@
+/* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
+#include <math.h>
+#include <string.h>
+
+#include "fleet.h"
+
+static void trim_zeros(char *s)
+{
+    char *dot = strchr(s, '.');
+    if (dot == NULL)
+        return;
+    char *end = dot + strlen(dot);
+    while (end > dot + 1 && end[-1] == '0')
+        *--end = '\0';
+    if (end == dot + 1)
+        *dot = '\0';
+}
+static int atoi_exponent(const char *s)
+{
+    int sign = 1, e = 0;
+    if (*s == '+' || *s == '-')
+        sign = (*s++ == '-') ? -1 : 1;
+    while (*s >= '0' && *s <= '9')
+        e = 10 * e + (*s++ - '0');
+    return sign * e;
+}
+Text sig(double value, int digits)
+{
+    Text t;
+    if (value == 0) {
+        strcpy(t.s, "0");
+        return t;
+    }
+    int magnitude = (int)floor(log10(fabs(value)));
+    int decimals = digits - 1 - magnitude;
+    if (decimals < 0)
+        decimals = 0;
+    snprintf(t.s, sizeof t.s, "%.*f", decimals, value);
+    trim_zeros(t.s);
+    return t;
+}
+
+Text sci(double value, int digits)
+{
+    Text t;
+    char mantissa[sizeof t.s];
+    snprintf(t.s, sizeof t.s, "%.*e", digits - 1, value);
+    char *e = strchr(t.s, 'e');
+    int exponent = atoi_exponent(e + 1);
+    *e = '\0';
+    strcpy(mantissa, t.s);
+    trim_zeros(mantissa);
+    snprintf(t.s, sizeof t.s, "%.30se%d", mantissa, exponent);
+    return t;
+}
+
+Text eng(double value)
+{
+    Text t;
+    if (value == 0 || (fabs(value) >= 1 && fabs(value) < 1e3))
+        return sig(value, 4);
+    int exponent = 3 * (int)floor(log10(fabs(value)) / 3);
+    Text mantissa = sig(value / pow(10, exponent), 4);
+    snprintf(t.s, sizeof t.s, "%.30se%d", mantissa.s, exponent);
+    return t;
+}
+Text grouped(double value)
+{
+    Text t;
+    if (fabs(value) >= 1e15 || value != floor(value))
+        return fabs(value) >= 1e15 ? sci(value, 3) : sig(value, 3);
+    char digits[32];
+    snprintf(digits, sizeof digits, "%.0f", fabs(value));
+    size_t n = strlen(digits), k = 0;
+    if (value < 0)
+        t.s[k++] = '-';
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            t.s[k++] = ',';
+        t.s[k++] = digits[i];
+    }
+    t.s[k] = '\0';
+    return t;
+}
+static const char *unit_name(double unit)
+{
+    if (unit >= 1e15) return "PB";
+    if (unit >= 1e12) return "TB";
+    if (unit >= 1e9)  return "GB";
+    if (unit >= 1e6)  return "MB";
+    if (unit >= 1e3)  return "kB";
+    return "B";
+}
+
+Text bytes_in(double bytes, double unit)
+{
+    Text t;
+    Text number = bytes / unit >= 1000 ? grouped(round(bytes / unit))
+                                       : sig(bytes / unit, 3);
+    snprintf(t.s, sizeof t.s, "%.40s %s", number.s, unit_name(unit));
+    return t;
+}
+
+Text bytes_auto(double bytes)
+{
+    double unit = 1;
+    while (unit < 1e15 && bytes >= unit * 1e3)
+        unit *= 1e3;
+    return bytes_in(bytes, unit);
+}

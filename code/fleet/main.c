@@ -1,0 +1,37 @@
+/* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fleet.h"
+
+static const struct {
+    const char *name;
+    Subcommand *run;
+    const char *summary;
+} subcommands[] = {
+    { "memory", memory_main, "the static training state and the memory floor" },
+};
+
+enum { SUBCOMMANDS = sizeof subcommands / sizeof subcommands[0] };
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: fleet COMMAND [flags]   (fleet COMMAND --help)\n\n");
+    for (int i = 0; i < SUBCOMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", subcommands[i].name,
+                subcommands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (int i = 0; i < SUBCOMMANDS; i++)
+        if (strcmp(argv[1], subcommands[i].name) == 0)
+            return subcommands[i].run(argc - 2, argv + 2);
+    fprintf(stderr, "fleet: unknown command \"%s\" (try fleet --help)\n",
+            argv[1]);
+    return 2;
+}

@@ -1,0 +1,230 @@
+/* Tangled from chapters/01-memory-floor.nw; edit the chapter, not this file. */
+#include <math.h>
+#include <string.h>
+
+#include "fleet.h"
+
+static const Gpu parts[] = {
+    /* key     name              memory   bf16 dense  HBM       per node */
+    { "a100", "A100 SXM 80 GB",  80e9,    312e12,     2.0e12,   8 },
+    { "h100", "H100 SXM 80 GB",  80e9,    989e12,     3.35e12,  8 },
+    { "h200", "H200 SXM 141 GB", 141e9,   989e12,     4.8e12,   8 },
+};
+enum { PARTS = sizeof parts / sizeof parts[0] };
+static const StateBytes conventions[] = {
+    /* key           name                        w  g  mw mg opt   total */
+    { "mixed",      "mixed-precision Adam",      2, 2, 4, 0, 8 }, /* 16 */
+    { "fp32",       "fp32 Adam",                 4, 4, 0, 0, 8 }, /* 16 */
+    { "lean",       "bf16 weights and moments",  2, 0, 0, 0, 8 }, /* 10 */
+    { "fp32-grads", "fp32 gradient accumulator", 2, 0, 4, 4, 8 }, /* 18 */
+    { "mt-nlg",     "both gradient copies",      2, 2, 4, 4, 8 }, /* 20 */
+};
+enum { CONVENTIONS = sizeof conventions / sizeof conventions[0] };
+
+double state_bytes_per_param(const StateBytes *s)
+{
+    return s->weights + s->gradients + s->master_weights
+         + s->master_gradients + s->optimizer;
+}
+const Gpu *find_gpu(const char *command, const char *key)
+{
+    for (int i = 0; i < PARTS; i++)
+        if (strcmp(parts[i].key, key) == 0)
+            return &parts[i];
+    complain(command, "--gpu: unknown part \"%s\" (known: a100, h100, h200)",
+             key);
+    return NULL;
+}
+
+static const StateBytes *find_convention(const char *command, const char *key)
+{
+    for (int i = 0; i < CONVENTIONS; i++)
+        if (strcmp(conventions[i].key, key) == 0)
+            return &conventions[i];
+    complain(command, "--precision: unknown convention \"%s\" "
+             "(known: mixed, fp32, lean, fp32-grads, mt-nlg)", key);
+    return NULL;
+}
+double ceil_count(double x)
+{
+    return ceil(x * (1 - 1e-12));
+}
+
+void derive_memory_floor(MemoryFloor *m)
+{
+    m->static_bytes = m->params * m->bytes_per_param;          /* 1.6e12 B */
+    m->node_bytes = m->gpu->per_node * m->gpu->memory_bytes;   /* 640 GB   */
+    m->nodes_of_state = m->static_bytes / m->node_bytes;       /* 2.5      */
+    m->usable_bytes = m->gpu->memory_bytes * m->usable;        /* 64 GB    */
+    m->gpus_min = ceil_count(m->static_bytes / m->usable_bytes);         /* 25 */
+    m->nodes = ceil_count(m->gpus_min / m->gpu->per_node);               /* 4  */
+    m->gpus_whole_nodes = m->nodes * m->gpu->per_node;                   /* 32 */
+}
+static void print_conventions(FILE *out, int csv)
+{
+    if (csv)
+        fprintf(out, "key,name,weights,gradients,master_weights,"
+                     "master_gradients,optimizer,total\n");
+    else
+        fprintf(out, "%-11s %-26s %3s %3s %3s %3s %3s %6s\n", "convention",
+                "", "w", "g", "mw", "mg", "opt", "total");
+    for (int i = 0; i < CONVENTIONS; i++) {
+        const StateBytes *s = &conventions[i];
+        fprintf(out, csv ? "%s,%s,%g,%g,%g,%g,%g,%g\n"
+                         : "%-11s %-26s %3g %3g %3g %3g %3g %4g B\n",
+                s->key, s->name, s->weights, s->gradients, s->master_weights,
+                s->master_gradients, s->optimizer, state_bytes_per_param(s));
+    }
+    if (!csv)
+        fprintf(out, "\nw: 16-bit weights   g: 16-bit gradients   "
+                     "mw: fp32 master weights\nmg: fp32 gradient accumulator"
+                     "   opt: Adam's m and v (fp32)\n");
+}
+static void print_breakdown(FILE *out, const StateBytes *s)
+{
+    const char *width = s->weights == 4 ? "fp32" : "bf16";
+    const struct { const char *what; double bytes; } terms[] = {
+        { "weights",                         s->weights },
+        { "gradients",                       s->gradients },
+        { "fp32 master weights",             s->master_weights },
+        { "fp32 gradient accumulator",       s->master_gradients },
+        { "fp32 Adam moments (m and v)",     s->optimizer },
+    };
+    fprintf(out, "bytes per parameter, %s:\n", s->name);
+    for (int i = 0; i < 5; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "%s%s%s", i < 2 ? width : "",
+                 i < 2 ? " " : "", terms[i].what);
+        if (terms[i].bytes > 0)
+            fprintf(out, "  %-33s %3g B\n", label, terms[i].bytes);
+    }
+    fprintf(out, "  %-33s %3g B\n\n", "total", state_bytes_per_param(s));
+}
+
+static void print_memory_floor(FILE *out, const MemoryFloor *m,
+                               const StateBytes *s, double gpus,
+                               double checkpoint_bandwidth)
+{
+    const Gpu *g = m->gpu;
+    fprintf(out, "fleet memory: %s parameters, %s B per parameter, %s\n\n",
+            eng(m->params).s, sig(m->bytes_per_param, 3).s, g->name);
+    if (s != NULL)
+        print_breakdown(out, s);
+    fprintf(out, "static state    = %s × %s B = %s B = %s\n",
+            eng(m->params).s, sig(m->bytes_per_param, 3).s,
+            sci(m->static_bytes, 3).s, bytes_in(m->static_bytes, 1e9).s);
+    fprintf(out, "one node        = %s × %s = %s\n", grouped(g->per_node).s,
+            bytes_in(g->memory_bytes, 1e9).s, bytes_in(m->node_bytes, 1e9).s);
+    fprintf(out, "state in nodes  = %s ÷ %s = %s nodes\n",
+            bytes_in(m->static_bytes, 1e9).s, bytes_in(m->node_bytes, 1e9).s,
+            sig(m->nodes_of_state, 3).s);
+    fprintf(out, "usable per GPU  = %s × %s %% = %s\n",
+            bytes_in(g->memory_bytes, 1e9).s, sig(100 * m->usable, 3).s,
+            bytes_in(m->usable_bytes, 1e9).s);
+    fprintf(out, "GPUs to hold it = %s ÷ %s = %s → %s GPUs\n",
+            bytes_in(m->static_bytes, 1e9).s, bytes_in(m->usable_bytes, 1e9).s,
+            sig(m->static_bytes / m->usable_bytes, 3).s,
+            grouped(m->gpus_min).s);
+    fprintf(out, "in whole nodes  = %s GPUs ÷ %s per node → %s nodes = %s GPUs\n",
+            grouped(m->gpus_min).s, grouped(g->per_node).s,
+            grouped(m->nodes).s, grouped(m->gpus_whole_nodes).s);
+    fprintf(out, "  (a floor, not a plan: activations, communication buffers\n"
+                 "   and fragmentation come on top of the static state)\n\n");
+    fprintf(out, "sharded over %s GPUs = %s ÷ %s = %s per GPU\n",
+            grouped(gpus).s, bytes_in(m->static_bytes, 1e9).s,
+            grouped(gpus).s, bytes_auto(m->static_bytes / gpus).s);
+    fprintf(out, "full checkpoint = %s; at %s/s aggregate: %s s\n",
+            bytes_auto(m->static_bytes).s, bytes_auto(checkpoint_bandwidth).s,
+            sig(m->static_bytes / checkpoint_bandwidth, 3).s);
+}
+static void report_memory_floor(Report *r, const MemoryFloor *m, double gpus,
+                                double checkpoint_bandwidth)
+{
+    report_add(r, "params", FIELD_SCI, m->params);
+    report_add(r, "bytes_per_param", FIELD_REAL, m->bytes_per_param);
+    report_text(r, "gpu", m->gpu->name);
+    report_add(r, "gpu_memory_bytes", FIELD_BYTES, m->gpu->memory_bytes);
+    report_add(r, "usable_fraction", FIELD_FRACTION, m->usable);
+    report_add(r, "static_bytes", FIELD_BYTES, m->static_bytes);
+    report_add(r, "node_bytes", FIELD_BYTES, m->node_bytes);
+    report_add(r, "nodes_of_state", FIELD_REAL, m->nodes_of_state);
+    report_add(r, "usable_bytes_per_gpu", FIELD_BYTES, m->usable_bytes);
+    report_add(r, "gpus_min", FIELD_COUNT, m->gpus_min);
+    report_add(r, "gpus_whole_nodes", FIELD_COUNT, m->gpus_whole_nodes);
+    report_add(r, "nodes", FIELD_COUNT, m->nodes);
+    report_add(r, "gpus", FIELD_COUNT, gpus);
+    report_add(r, "bytes_per_gpu_sharded", FIELD_BYTES, m->static_bytes / gpus);
+    report_add(r, "checkpoint_bytes", FIELD_BYTES, m->static_bytes);
+    report_add(r, "checkpoint_bandwidth", FIELD_BYTES, checkpoint_bandwidth);
+    report_add(r, "checkpoint_seconds", FIELD_REAL,
+               m->static_bytes / checkpoint_bandwidth);
+}
+int memory_main(int argc, char **argv)
+{
+    const char *command = "fleet memory";
+    Option options[] = {
+        { "--params", OPT_NUMBER, 1e15,
+          "parameters held in memory (for MoE: all experts)", 100e9, NULL, 0 },
+        { "--precision", OPT_NAME, 0,
+          "convention: mixed, fp32, lean, fp32-grads or mt-nlg",
+          0, "mixed", 0 },
+        { "--bytes-per-param", OPT_NUMBER, 1000,
+          "bytes of state per parameter (instead of --precision)", 0, NULL, 0 },
+        { "--gpu", OPT_NAME, 0, "part: a100, h100 or h200", 0, "h100", 0 },
+        { "--usable", OPT_NUMBER, 1,
+          "fraction of each GPU's memory the state may fill", 0.8, NULL, 0 },
+        { "--gpus", OPT_COUNT, 1e7,
+          "GPUs in the fleet the state is sharded over", 1024, NULL, 0 },
+        { "--checkpoint-bandwidth", OPT_NUMBER, 1e16,
+          "aggregate write bandwidth for checkpoints, bytes/s", 2e12, NULL, 0 },
+        { "--precisions", OPT_SWITCH, 0,
+          "print the table of conventions and exit", 0, NULL, 0 },
+        OUTPUT_OPTIONS,
+        { NULL, 0, 0, NULL, 0, NULL, 0 }
+    };
+    int status = parse_options(command,
+        "The static training state of a dense model and the fewest GPUs "
+        "that hold it.", options, argc, argv);
+    if (status != 0)
+        return status == 1 ? 0 : status;
+
+    if (option_given(options, "--precision")
+        && option_given(options, "--bytes-per-param")) {
+        complain(command, "--precision and --bytes-per-param are alternatives; "
+                 "give one");
+        return 2;
+    }
+    const StateBytes *convention =
+        find_convention(command, option_text(options, "--precision"));
+    const Gpu *gpu = find_gpu(command, option_text(options, "--gpu"));
+    if (convention == NULL || gpu == NULL)
+        return 2;
+    if (option_given(options, "--bytes-per-param"))
+        convention = NULL;
+    MemoryFloor m = {
+        .params = option_number(options, "--params"),
+        .bytes_per_param = convention ? state_bytes_per_param(convention)
+                                      : option_number(options, "--bytes-per-param"),
+        .gpu = gpu,
+        .usable = option_number(options, "--usable"),
+    };
+    derive_memory_floor(&m);
+    double fleet = option_number(options, "--gpus");
+    double bandwidth = option_number(options, "--checkpoint-bandwidth");
+
+    Output out;
+    if (output_open(&out, command, options) != 0)
+        return 2;
+    if (option_given(options, "--precisions")) {
+        print_conventions(out.file, option_given(options, "--csv"));
+    } else {
+        Report r = { .count = 0 };
+        report_memory_floor(&r, &m, fleet, bandwidth);
+        if (option_given(options, "--json") || option_given(options, "--csv")
+            || option_given(options, "--latex"))
+            print_report(out.file, &r, options);
+        else
+            print_memory_floor(out.file, &m, convention, fleet, bandwidth);
+    }
+    return output_commit(&out, command);
+}

@@ -1,0 +1,36 @@
+/* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fleet.h"
+
+int output_open(Output *o, const char *command, Option *options)
+{
+    o->path = option_text(options, "--output");
+    if (o->path == NULL) {
+        o->file = stdout;
+        return 0;
+    }
+    snprintf(o->temporary, sizeof o->temporary, "%s.tmp.%ld", o->path,
+             (long)getpid());
+    o->file = fopen(o->temporary, "w");
+    if (o->file == NULL) {
+        complain(command, "--output: cannot write %s", o->path);
+        return 2;
+    }
+    return 0;
+}
+
+int output_commit(Output *o, const char *command)
+{
+    if (o->path == NULL)
+        return fflush(stdout) == 0 ? 0 : 2;
+    int failed = ferror(o->file) | (fclose(o->file) != 0);
+    if (failed || rename(o->temporary, o->path) != 0) {
+        remove(o->temporary);
+        complain(command, "--output: could not finish writing %s", o->path);
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,120 @@
+/* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet.h"
+
+void report_add(Report *r, const char *key, FieldKind kind, double value)
+{
+    if (r->count == REPORT_MAX_FIELDS)
+        abort();
+    r->fields[r->count++] = (Field){ key, kind, value, NULL };
+}
+
+void report_text(Report *r, const char *key, const char *text)
+{
+    report_add(r, key, FIELD_TEXT, 0);
+    r->fields[r->count - 1].text = text;
+}
+static void print_json(FILE *out, const Report *r)
+{
+    fputc('{', out);
+    for (int i = 0; i < r->count; i++) {
+        const Field *f = &r->fields[i];
+        fprintf(out, "%s\n  \"%s\": ", i ? "," : "", f->key);
+        if (f->kind == FIELD_TEXT)
+            fprintf(out, "\"%s\"", f->text);
+        else
+            fprintf(out, "%.17g", f->value);
+    }
+    fprintf(out, "\n}\n");
+}
+static void print_csv(FILE *out, const Report *r)
+{
+    for (int i = 0; i < r->count; i++)
+        fprintf(out, "%s%s", i ? "," : "", r->fields[i].key);
+    fputc('\n', out);
+    for (int i = 0; i < r->count; i++) {
+        const Field *f = &r->fields[i];
+        if (i)
+            fputc(',', out);
+        if (f->kind == FIELD_TEXT)
+            fprintf(out, "%s", f->text);
+        else
+            fprintf(out, "%.17g", f->value);
+    }
+    fputc('\n', out);
+}
+static void print_macro_name(FILE *out, const char *prefix, const char *key)
+{
+    static const char *const digit_names[] = {
+        "Zero", "One", "Two", "Three", "Four",
+        "Five", "Six", "Seven", "Eight", "Nine"
+    };
+    fprintf(out, "\\newcommand{\\%s", prefix);
+    int start_of_word = 1;
+    for (const char *c = key; *c; c++) {
+        if (*c == '_') {
+            start_of_word = 1;
+        } else if (isdigit((unsigned char)*c)) {
+            fputs(digit_names[*c - '0'], out);
+            start_of_word = 1;
+        } else {
+            fputc(start_of_word ? toupper((unsigned char)*c) : *c, out);
+            start_of_word = 0;
+        }
+    }
+    fputs("}{", out);
+}
+
+static void print_latex_value(FILE *out, const Field *f)
+{
+    switch (f->kind) {
+    case FIELD_COUNT:
+        fputs(grouped(f->value).s, out);
+        break;
+    case FIELD_REAL:
+        fputs(grouped(f->value).s, out);
+        break;
+    case FIELD_BYTES: {
+        Text t = bytes_auto(f->value);
+        char *space = strchr(t.s, ' ');
+        *space = '\0';
+        fprintf(out, "%s\\,%s", t.s, space + 1);
+        break;
+    }
+    case FIELD_SCI: {
+        Text t = sci(f->value, 3);
+        char *e = strchr(t.s, 'e');
+        *e = '\0';
+        fprintf(out, "\\ensuremath{%s\\times10^{%s}}", t.s, e + 1);
+        break;
+    }
+    case FIELD_FRACTION:
+        fprintf(out, "%s\\,\\%%", sig(100 * f->value, 3).s);
+        break;
+    case FIELD_TEXT:
+        fputs(f->text, out);
+        break;
+    }
+}
+
+static void print_latex(FILE *out, const Report *r, const char *prefix)
+{
+    for (int i = 0; i < r->count; i++) {
+        print_macro_name(out, prefix, r->fields[i].key);
+        print_latex_value(out, &r->fields[i]);
+        fputs("}\n", out);
+    }
+}
+
+void print_report(FILE *out, const Report *r, Option *options)
+{
+    if (option_given(options, "--json"))
+        print_json(out, r);
+    else if (option_given(options, "--csv"))
+        print_csv(out, r);
+    else if (option_given(options, "--latex"))
+        print_latex(out, r, option_text(options, "--latex"));
+}
