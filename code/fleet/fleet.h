@@ -36,6 +36,22 @@ typedef struct {
     double gpus_whole_nodes;  /* the same, rounded up to whole nodes      */
     double nodes;             /* gpus_whole_nodes ÷ per_node              */
 } MemoryFloor;
+typedef struct {
+    /* what is given */
+    double params;            /* total parameters (memory)               */
+    double active_params;     /* parameters each token passes through     */
+    double tokens;            /* D                                        */
+    double layers, hidden, seq; /* for the attention term; 0 to leave out */
+    const Gpu *gpu;
+    double mfu;               /* model FLOPs utilisation, 0..1            */
+    double gpus;              /* the fleet                                */
+    /* what follows */
+    double dense_flops;       /* 6 N D                                    */
+    double attention_flops;   /* 12 L s h D                               */
+    double flops;             /* their sum                                */
+    double flops_per_second;  /* gpus × peak × mfu                        */
+    double seconds;
+} TrainingTime;
 typedef enum {
     OPT_NUMBER,   /* a positive real number, with optional suffix      */
     OPT_COUNT,    /* a whole number of things, at least 1              */
@@ -101,6 +117,7 @@ double ceil_count(double x);
 /* Fill in the fields of m that follow from the given ones. */
 void derive_memory_floor(MemoryFloor *m);
 int memory_main(int argc, char **argv);
+int compute_main(int argc, char **argv);
 /* Parse text such as "100e9", "100B", "2T", "16k" or "80%".
    Returns 1 and stores the value when the whole text is one number. */
 int parse_number(const char *text, double *value);

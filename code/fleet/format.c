@@ -33,8 +33,8 @@ Text sig(double value, int digits)
     }
     int magnitude = (int)floor(log10(fabs(value)));
     int decimals = digits - 1 - magnitude;
-    if (decimals < 0)
-        decimals = 0;
+    if (decimals <= 0)
+        return grouped(round(value));
     snprintf(t.s, sizeof t.s, "%.*f", decimals, value);
     trim_zeros(t.s);
     return t;

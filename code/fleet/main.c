@@ -10,6 +10,7 @@ static const struct {
     const char *summary;
 } subcommands[] = {
     { "memory", memory_main, "the static training state and the memory floor" },
+    { "compute", compute_main, "training FLOPs, days on a fleet, fleet for a deadline" },
 };
 
 enum { SUBCOMMANDS = sizeof subcommands / sizeof subcommands[0] };

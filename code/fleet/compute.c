@@ -1,0 +1,205 @@
+/* Tangled from chapters/02-compute-and-fleet.nw; edit the chapter, not this file. */
+#include <math.h>
+#include <stdio.h>
+
+#include "fleet.h"
+
+enum { SECONDS_PER_DAY = 86400 };
+
+static void count_training_flops(TrainingTime *t)
+{
+    t->dense_flops = 6 * t->active_params * t->tokens;         /* 1.2e24 */
+    t->attention_flops = 12 * t->layers * t->seq * t->hidden * t->tokens;
+    t->flops = t->dense_flops + t->attention_flops;
+}
+static double fleet_flops_per_second(const TrainingTime *t, double gpus)
+{
+    return gpus * t->gpu->peak_flops * t->mfu;                 /* 4.05e17 */
+}
+
+static void derive_training_time(TrainingTime *t)
+{
+    count_training_flops(t);
+    t->flops_per_second = fleet_flops_per_second(t, t->gpus);
+    t->seconds = t->flops / t->flops_per_second;               /* 2.96e6 s */
+}
+
+static double gpus_for_deadline(const TrainingTime *t, double days)
+{
+    double per_gpu = t->gpu->peak_flops * t->mfu * days * SECONDS_PER_DAY;
+    return ceil_count(t->flops / per_gpu);
+}
+static void print_rate_and_time(FILE *out, const TrainingTime *t, double gpus)
+{
+    double rate = fleet_flops_per_second(t, gpus);
+    fprintf(out, "fleet rate     = %s × %s FLOP/s × %s %% = %s FLOP/s\n",
+            grouped(gpus).s, eng(t->gpu->peak_flops).s,
+            sig(100 * t->mfu, 3).s, sci(rate, 3).s);
+    fprintf(out, "time           = %s ÷ %s FLOP/s = %s s = %s days\n",
+            sci(t->flops, 3).s, sci(rate, 3).s, sci(t->flops / rate, 3).s,
+            sig(t->flops / rate / SECONDS_PER_DAY, 3).s);
+}
+
+static void print_training_time(FILE *out, const TrainingTime *t,
+                                 const MemoryFloor *floor_, double days)
+{
+    fprintf(out, "fleet compute: %s parameters (%s active), %s tokens, "
+            "%s at %s %% MFU\n\n", eng(t->params).s, eng(t->active_params).s,
+            eng(t->tokens).s, t->gpu->name, sig(100 * t->mfu, 3).s);
+    fprintf(out, "training FLOPs = 6 × %s × %s = %s\n", eng(t->active_params).s,
+            eng(t->tokens).s, sci(t->dense_flops, 3).s);
+    if (t->attention_flops > 0)
+        fprintf(out, "  + attention  = 12 × %s layers × %s seq × %s hidden × "
+                "%s = %s\n  = %s FLOPs\n", grouped(t->layers).s,
+                grouped(t->seq).s, grouped(t->hidden).s, eng(t->tokens).s,
+                sci(t->attention_flops, 3).s, sci(t->flops, 3).s);
+    fprintf(out, "\non %s GPUs:\n", grouped(t->gpus).s);
+    print_rate_and_time(out, t, t->gpus);
+    fprintf(out, "\non the memory floor, %s GPUs (fleet memory: %s B per "
+            "parameter, %s %% usable):\n", grouped(floor_->gpus_whole_nodes).s,
+            sig(floor_->bytes_per_param, 3).s, sig(100 * floor_->usable, 3).s);
+    print_rate_and_time(out, t, floor_->gpus_whole_nodes);
+    fprintf(out, "fleet ÷ floor  = %s ÷ %s = %s×\n", grouped(t->gpus).s,
+            grouped(floor_->gpus_whole_nodes).s,
+            sig(t->gpus / floor_->gpus_whole_nodes, 3).s);
+    if (days > 0) {
+        double needed = gpus_for_deadline(t, days);
+        double per_node = t->gpu->per_node;
+        fprintf(out, "\nto finish in %s days:\n", sig(days, 3).s);
+        fprintf(out, "GPUs needed    = %s ÷ (%s days × 86,400 s × %s FLOP/s "
+                "× %s %%)\n               = %s → %s GPUs\n",
+                sci(t->flops, 3).s, sig(days, 3).s,
+                eng(t->gpu->peak_flops).s, sig(100 * t->mfu, 3).s,
+                sig(t->flops / (t->gpu->peak_flops * t->mfu * days
+                                * SECONDS_PER_DAY), 5).s,
+                grouped(needed).s);
+        fprintf(out, "in whole nodes = %s nodes = %s GPUs\n",
+                grouped(ceil_count(needed / per_node)).s,
+                grouped(ceil_count(needed / per_node) * per_node).s);
+    }
+}
+static void report_training_time(Report *r, const TrainingTime *t,
+                                 const MemoryFloor *floor_, double days)
+{
+    double floor_rate = fleet_flops_per_second(t, floor_->gpus_whole_nodes);
+    report_add(r, "params", FIELD_SCI, t->params);
+    report_add(r, "active_params", FIELD_SCI, t->active_params);
+    report_add(r, "tokens", FIELD_SCI, t->tokens);
+    report_text(r, "gpu", t->gpu->name);
+    report_add(r, "peak_flops", FIELD_SCI, t->gpu->peak_flops);
+    report_add(r, "mfu", FIELD_FRACTION, t->mfu);
+    report_add(r, "gpus", FIELD_COUNT, t->gpus);
+    report_add(r, "dense_flops", FIELD_SCI, t->dense_flops);
+    report_add(r, "attention_flops", FIELD_SCI, t->attention_flops);
+    report_add(r, "attention_share", FIELD_FRACTION,
+               t->attention_flops / t->dense_flops);
+    report_add(r, "flops", FIELD_SCI, t->flops);
+    report_add(r, "flops_per_second", FIELD_SCI, t->flops_per_second);
+    report_add(r, "seconds", FIELD_SCI, t->seconds);
+    report_add(r, "days", FIELD_REAL, t->seconds / SECONDS_PER_DAY);
+    report_add(r, "floor_gpus", FIELD_COUNT, floor_->gpus_whole_nodes);
+    report_add(r, "floor_flops_per_second", FIELD_SCI, floor_rate);
+    report_add(r, "floor_days", FIELD_REAL,
+               t->flops / floor_rate / SECONDS_PER_DAY);
+    report_add(r, "fleet_over_floor", FIELD_REAL,
+               t->gpus / floor_->gpus_whole_nodes);
+    if (days > 0) {
+        double needed = gpus_for_deadline(t, days);
+        report_add(r, "deadline_days", FIELD_REAL, days);
+        report_add(r, "gpus_needed", FIELD_COUNT, needed);
+        report_add(r, "gpus_needed_whole_nodes", FIELD_COUNT,
+                   ceil_count(needed / t->gpu->per_node) * t->gpu->per_node);
+    }
+}
+static void print_days_against_fleet(FILE *out, TrainingTime t)
+{
+    fprintf(out, "gpus,seconds,days\n");
+    for (double gpus = t.gpu->per_node; gpus <= 65536; gpus *= 2) {
+        t.gpus = gpus;
+        derive_training_time(&t);
+        fprintf(out, "%.0f,%.17g,%.17g\n", gpus, t.seconds,
+                t.seconds / SECONDS_PER_DAY);
+    }
+}
+int compute_main(int argc, char **argv)
+{
+    const char *command = "fleet compute";
+    Option options[] = {
+        { "--params", OPT_NUMBER, 1e15,
+          "parameters held in memory (for MoE: all experts)", 100e9, NULL, 0 },
+        { "--active-params", OPT_NUMBER, 1e15,
+          "parameters each token passes through (default: --params)",
+          0, NULL, 0 },
+        { "--tokens", OPT_NUMBER, 1e17, "training tokens D", 2e12, NULL, 0 },
+        { "--gpu", OPT_NAME, 0, "part: a100, h100 or h200", 0, "h100", 0 },
+        { "--gpus", OPT_COUNT, 1e7, "GPUs in the fleet", 1024, NULL, 0 },
+        { "--mfu", OPT_NUMBER, 1, "model FLOPs utilisation", 0.4, NULL, 0 },
+        { "--days", OPT_NUMBER, 1e5,
+          "also find the GPUs that finish in this many days", 0, NULL, 0 },
+        { "--usable", OPT_NUMBER, 1,
+          "fraction of memory for state, for the floor", 0.8, NULL, 0 },
+        { "--layers", OPT_COUNT, 1e5, "layers, for the attention term",
+          0, NULL, 0 },
+        { "--hidden", OPT_COUNT, 1e7, "hidden size, for the attention term",
+          0, NULL, 0 },
+        { "--seq", OPT_COUNT, 1e8, "sequence length, for the attention term",
+          0, NULL, 0 },
+        { "--sweep", OPT_SWITCH, 0,
+          "print CSV of days against fleet size and exit", 0, NULL, 0 },
+        OUTPUT_OPTIONS,
+        { NULL, 0, 0, NULL, 0, NULL, 0 }
+    };
+    int status = parse_options(command,
+        "Training FLOPs, the time they take on a fleet, and the fleet a "
+        "deadline demands.", options, argc, argv);
+    if (status != 0)
+        return status == 1 ? 0 : status;
+
+    const Gpu *gpu = find_gpu(command, option_text(options, "--gpu"));
+    if (gpu == NULL)
+        return 2;
+    double params = option_number(options, "--params");
+    double active = option_given(options, "--active-params")
+                  ? option_number(options, "--active-params") : params;
+    if (active > params) {
+        complain(command, "--active-params (%s) cannot exceed --params (%s)",
+                 eng(active).s, eng(params).s);
+        return 2;
+    }
+    int shape = option_given(options, "--layers") + option_given(options, "--hidden")
+              + option_given(options, "--seq");
+    if (shape != 0 && shape != 3) {
+        complain(command, "--layers, --hidden and --seq go together; "
+                 "give all three for the attention term, or none");
+        return 2;
+    }
+    TrainingTime t = {
+        .params = params, .active_params = active,
+        .tokens = option_number(options, "--tokens"),
+        .layers = option_number(options, "--layers"),
+        .hidden = option_number(options, "--hidden"),
+        .seq = option_number(options, "--seq"),
+        .gpu = gpu, .mfu = option_number(options, "--mfu"),
+        .gpus = option_number(options, "--gpus"),
+    };
+    derive_training_time(&t);
+    MemoryFloor floor_ = { .params = params, .bytes_per_param = 16, .gpu = gpu,
+                           .usable = option_number(options, "--usable") };
+    derive_memory_floor(&floor_);
+    double days = option_number(options, "--days");
+
+    Output out;
+    if (output_open(&out, command, options) != 0)
+        return 2;
+    if (option_given(options, "--sweep")) {
+        print_days_against_fleet(out.file, t);
+    } else if (option_given(options, "--json") || option_given(options, "--csv")
+               || option_given(options, "--latex")) {
+        Report r = { .count = 0 };
+        report_training_time(&r, &t, &floor_, days);
+        print_report(out.file, &r, options);
+    } else {
+        print_training_time(out.file, &t, &floor_, days);
+    }
+    return output_commit(&out, command);
+}

@@ -1,0 +1,24 @@
+# Tangled from chapters/02-compute-and-fleet.nw; edit the chapter, not this file.
+# Days to train against fleet size, with the floor and the fleet marked.
+set datafile separator ','
+set logscale xy
+set xlabel 'GPUs'
+set ylabel 'days to train'
+set format x '%.0f'
+set xtics (8, 32, 128, 512, 2048, 8192, 65536)
+set ytics (1, 3, 10, 30, 100, 300, 1000, 3000)
+set xrange [8:65536]
+set yrange [0.5:4000]
+set grid xtics ytics
+set key off
+sweep = data.'/02-days.csv'
+marks = data.'/02-fleet.csv'
+plot sweep using 1:3 with lines lw 2 lc rgb '#4477aa', \
+     marks using 'floor_gpus':'floor_days' with points pt 7 ps 1.2 lc rgb '#ee6677', \
+     marks using 'gpus':'days' with points pt 7 ps 1.2 lc rgb '#228833', \
+     marks using 'floor_gpus':'floor_days':\
+       (sprintf('memory floor: %.0f GPUs, %.0f days', column('floor_gpus'), \
+                column('floor_days'))) with labels left offset 1.2,0.3, \
+     marks using 'gpus':'days':\
+       (sprintf('%.0f GPUs, %.1f days', column('gpus'), column('days'))) \
+       with labels left offset 1.2,0.3
