@@ -148,10 +148,11 @@ $(B)/figures/%.tex: figures/%.gp $(RUN_STAMPS)
 
 # ------------------------------------------------------------------ book ----
 # All chapters are woven in one run so that chunk cross-references and the
-# identifier index span the whole book.
+# identifier index span the whole book. The index lists what the chapters
+# declare with @ %def, not every local variable.
 $(B)/tex/chapters.tex: $(CHAPTERS)
 	@mkdir -p $(@D)
-	noweave -n -index -autodefs c $(CHAPTERS) > $@
+	noweave -n -index $(CHAPTERS) > $@
 
 # pdflatex runs until the cross-references settle (at most four times).
 define latex

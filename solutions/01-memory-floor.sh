@@ -22,6 +22,8 @@ $fleet memory --params 70e9 --gpu h100 --latex SolOneAHone \
 $fleet memory --params 100e9 --usable 0.9 --output "$out/01-ex2.txt"
 $fleet memory --params 100e9 --usable 0.9  --latex SolOneBNinety \
               --output "$out/01-ex2-90.tex"
+$fleet memory --params 100e9 --usable 0.8  --latex SolOneBEighty \
+              --output "$out/01-ex2-80.tex"
 $fleet memory --params 100e9 --usable 0.7  --latex SolOneBSeventy \
               --output "$out/01-ex2-70.tex"
 $fleet memory --params 100e9 --usable 0.83 --latex SolOneBEightyThree \
@@ -48,7 +50,6 @@ done
 $fleet memory --params 4e9 --output "$out/01-ex4.txt"
 $fleet memory --params 4e9   --latex SolOneDFits  --output "$out/01-ex4-fits.tex"
 $fleet memory --params 4.1e9 --latex SolOneDOver  --output "$out/01-ex4-over.tex"
-$fleet memory --params 4.1e9 --output "$out/01-ex4-over.txt"
 $fleet memory --params 7e9   --latex SolOneDSeven --output "$out/01-ex4-seven.tex"
 
 # Exercise 1.5: a 405e9 model, fully sharded over 16,384 GPUs (written out:

@@ -184,5 +184,12 @@ int parse_options(const char *command, const char *summary, Option *options,
         complain(command, "--json, --csv and --latex are alternatives; give one");
         return 2;
     }
+    const char *prefix = option_text(options, "--latex");
+    for (const char *c = prefix; c != NULL && *c != '\0'; c++)
+        if (!isalpha((unsigned char)*c)) {
+            complain(command, "--latex: a macro prefix is letters only; got \"%s\"",
+                     prefix);
+            return 2;
+        }
     return 0;
 }

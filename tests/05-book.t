@@ -1,0 +1,68 @@
+#!/usr/bin/perl
+# The book and the solutions volume build and hold what they should, read
+# back from the PDFs as text.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FleetTest;
+use Test::More;
+
+my $root = root();
+my $book = "$root/build/book.pdf";
+ok(-s $book, 'build/book.pdf was woven') or BAIL_OUT('no book');
+my $text = pdf_text($book);
+(my $flat = $text) =~ s/\s+/ /g;
+
+for my $title ('The memory floor', 'Compute sets the fleet',
+               "The planner’s plumbing", 'Interview drill', 'Exercises',
+               'Bibliography', 'Chunks', 'Index of identifiers', 'Contents') {
+    like($flat, qr/\Q$title\E/, "the book has '$title'");
+}
+unlike($flat, qr/\?\?/, 'no undefined reference (??) in the book');
+unlike($flat, qr/\bTODO\b|\bFIXME\b/, 'no TODO in the book');
+
+# Worked numbers reach the book from the programs' output.
+my $fleet = "$root/build/bin/fleet";
+my (undef, $floor) = run($fleet, qw(memory --params 100e9 --gpu h100));
+my ($line) = $floor =~ /^(static state .*)$/m;
+$line =~ s/\s+/ /g;
+ok(index($flat, $line) >= 0, "the memory-floor transcript is in the book: $line");
+my (undef, $compute) = run($fleet, qw(compute --gpus 1024));
+my ($time) = $compute =~ /^(time .*days)$/m;
+$time =~ s/\s+/ /g;
+ok(index($flat, $time) >= 0, "the training-time transcript is in the book: $time");
+like($flat, qr/1,097 days/, 'the exact floor time is in the prose');
+like($flat, qr/34\.3 days/, 'the days on 1,024 GPUs are in the prose');
+
+# Figures.
+for my $figure ('01-bytes', '02-days') {
+    ok(-s "$root/build/figures/$figure.pdf", "figure $figure was drawn");
+}
+like($flat, qr/Figure 1\.1/, 'figure 1.1 is placed');
+like($flat, qr/Figure 2\.1/, 'figure 2.1 is placed');
+
+# Each chapter has at least six exercises.
+for my $ex (glob "$root/exercises/*.tex") {
+    open my $fh, '<', $ex or die;
+    my $items = () = join('', <$fh>) =~ /\\item\b/g;
+    cmp_ok($items, '>=', 6, "$ex has at least six exercises");
+}
+
+# Each chapter closes with its interview drill.
+for my $nw (glob "$root/chapters/0*.nw") {
+    open my $fh, '<', $nw or die;
+    my $src = join '', <$fh>;
+    like($src, qr/\\section\{Interview drill\}/, "$nw has an interview drill");
+    like($src, qr/What interviewers probe next/, "$nw has the probes");
+    like($src, qr/Common mistakes/, "$nw has the common mistakes");
+    like($src, qr/Key takeaways/, "$nw has the takeaways");
+}
+
+my $solutions = "$root/build/solutions.pdf";
+ok(-s $solutions, 'build/solutions.pdf was woven');
+my $s = pdf_text($solutions);
+like($s, qr/The memory floor/, 'the solutions cover chapter 1');
+like($s, qr/Compute sets the fleet/, 'the solutions cover chapter 2');
+unlike($s, qr/\?\?/, 'no undefined reference in the solutions');
+done_testing();
