@@ -193,8 +193,7 @@ int compute_main(int argc, char **argv)
         return 2;
     if (option_given(options, "--sweep")) {
         print_days_against_fleet(out.file, t);
-    } else if (option_given(options, "--json") || option_given(options, "--csv")
-               || option_given(options, "--latex")) {
+    } else if (report_requested(options)) {
         Report r = { .count = 0 };
         report_training_time(&r, &t, &floor_, days);
         print_report(out.file, &r, options);

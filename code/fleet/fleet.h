@@ -139,6 +139,9 @@ Text bytes_in(double bytes, double unit);  /* "1,600 GB" for unit 1e9 */
 Text bytes_auto(double bytes);             /* "1.6 TB", "640 GB"      */
 void report_add(Report *r, const char *key, FieldKind kind, double value);
 void report_text(Report *r, const char *key, const char *text);
+/* 1 when --json, --csv or --latex asks for a report rather than the
+   derivation a person reads. */
+int report_requested(Option *options);
 /* Write the report in the format the options ask for (JSON, CSV or LaTeX). */
 void print_report(FILE *out, const Report *r, Option *options);
 /* Open standard output or the --output file; 0 on success, 2 on error. */

@@ -220,8 +220,7 @@ int memory_main(int argc, char **argv)
     } else {
         Report r = { .count = 0 };
         report_memory_floor(&r, &m, fleet, bandwidth);
-        if (option_given(options, "--json") || option_given(options, "--csv")
-            || option_given(options, "--latex"))
+        if (report_requested(options))
             print_report(out.file, &r, options);
         else
             print_memory_floor(out.file, &m, convention, fleet, bandwidth);

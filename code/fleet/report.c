@@ -109,6 +109,12 @@ static void print_latex(FILE *out, const Report *r, const char *prefix)
     }
 }
 
+int report_requested(Option *options)
+{
+    return option_given(options, "--json") || option_given(options, "--csv")
+        || option_given(options, "--latex");
+}
+
 void print_report(FILE *out, const Report *r, Option *options)
 {
     if (option_given(options, "--json"))

@@ -1,0 +1,393 @@
+#!/usr/bin/perl
+# tests/11-solutions-memory.t: the worked solutions to chapter 1's exercises.
+#
+# For every exercise this test runs `fleet memory --json` with the exercise's
+# inputs and compares the answers with the same arithmetic done here, from the
+# datasheet figures and the byte counts, without the tool. Counts (GPUs,
+# nodes) must agree exactly; byte counts, fractions and seconds to a relative
+# 1e-9, which is floating-point rounding and nothing else. It also checks the
+# claims the solutions' prose makes (which conventions tie, where the usable
+# fraction saves a node), that the exercises are numbered as the solutions
+# volume names them and give no answers away, and that build/solutions.pdf
+# prints each heading with its key numbers.
+#
+# Run after `make`:  prove -v tests/11-solutions-memory.t
+use strict;
+use warnings;
+use Cwd qw(abs_path);
+use File::Basename qw(dirname);
+use JSON::PP;
+use POSIX qw();
+use Test::More;
+
+my $root  = dirname(dirname(abs_path(__FILE__)));
+my $fleet = "$root/build/bin/fleet";
+
+# ------------------------------------------------------- first principles --
+# Datasheet memory in decimal bytes, eight GPUs to a node.
+my %memory   = (h100 => 80e9, h200 => 141e9, a100 => 80e9);
+my $per_node = 8;
+# Bytes per parameter: bf16 weights + bf16 gradients + fp32 master weights
+# + fp32 gradient accumulator + fp32 Adam moments (m and v, 4 B each).
+my %bytes = (
+    lean         => 2 + 0 + 0 + 0 + 8,
+    mixed        => 2 + 2 + 4 + 0 + 8,
+    'fp32-grads' => 2 + 0 + 4 + 4 + 8,
+    'mt-nlg'     => 2 + 2 + 4 + 4 + 8,
+);
+my $rel = 1e-9;    # relative tolerance for non-count fields
+
+# Round a quotient up to a whole number, forgiving floating-point noise in
+# the last bits (80e9 * 0.8 is not exactly 64e9 in binary).
+sub ceil_quotient {
+    my ($num, $den) = @_;
+    my $q = $num / $den;
+    my $nearest = POSIX::floor($q + 0.5);
+    return $nearest if abs($q - $nearest) <= 1e-9 * $q;
+    return POSIX::ceil($q);
+}
+
+# The floor computed here: the reference every fleet answer is checked against.
+sub floor_by_hand {
+    my (%a) = @_;
+    my $p = {
+        params => $a{params}, bytes => $a{bytes},
+        memory => $memory{ $a{gpu} // 'h100' },
+        usable => $a{usable} // 0.8, gpus => $a{gpus} // 1024,
+        bw => $a{bw} // 2e12,
+    };
+    $p->{static}   = $p->{params} * $p->{bytes};
+    $p->{per_gpu}  = $p->{memory} * $p->{usable};
+    $p->{gpus_min} = ceil_quotient($p->{static}, $p->{per_gpu});
+    $p->{nodes}    = ceil_quotient($p->{gpus_min}, $per_node);
+    $p->{whole}    = $p->{nodes} * $per_node;
+    $p->{sharded}  = $p->{static} / $p->{gpus};
+    $p->{seconds}  = $p->{static} / $p->{bw};
+    $p->{node_bytes} = $per_node * $p->{memory};
+    return $p;
+}
+
+# ---------------------------------------------------------------- fleet ----
+sub fleet_json {
+    my @args = @_;
+    open(my $fh, '-|', $fleet, 'memory', @args, '--json')
+        or die "cannot run $fleet: $!";
+    local $/;
+    my $text = <$fh>;
+    close $fh;
+    die "fleet memory @args exited with status " . ($? >> 8) . "\n" if $?;
+    return decode_json($text);
+}
+
+sub close_to {
+    my ($got, $want, $name) = @_;
+    my $ok = defined $got && abs($got - $want) <= $rel * abs($want);
+    ok($ok, $name) or diag(sprintf "  got %s, want %.10g (relative %g)",
+                                   $got // 'undef', $want, $rel);
+}
+
+# Compare every answer field of one run with the hand computation.
+sub check_run {
+    my ($label, $args, $hand) = @_;
+    my $j = eval { fleet_json(@$args) };
+    ok($j, "$label: fleet memory @$args runs") or do { diag($@); return };
+    close_to($j->{static_bytes}, $hand->{static}, "$label: static state");
+    close_to($j->{usable_bytes_per_gpu}, $hand->{per_gpu},
+             "$label: usable bytes per GPU");
+    close_to($j->{nodes_of_state}, $hand->{static} / $hand->{node_bytes},
+             "$label: nodes' worth of state");
+    is($j->{gpus_min}, $hand->{gpus_min}, "$label: GPUs to hold the state");
+    is($j->{nodes}, $hand->{nodes}, "$label: whole nodes");
+    is($j->{gpus_whole_nodes}, $hand->{whole}, "$label: GPUs in whole nodes");
+    close_to($j->{bytes_per_gpu_sharded}, $hand->{sharded},
+             "$label: state per GPU, sharded over $hand->{gpus}");
+    close_to($j->{checkpoint_bytes}, $hand->{static}, "$label: checkpoint");
+    close_to($j->{checkpoint_seconds}, $hand->{seconds},
+             "$label: checkpoint seconds");
+    return $j;
+}
+
+ok(-x $fleet, "build/bin/fleet exists (run make first)")
+    or do { done_testing(); exit 1 };
+
+# --------------------------------------------------------- the exercises ----
+# Each entry: the exercise, the runs (fleet flags and the same inputs for the
+# hand computation), and the strings its solution must print, formatted here.
+my %hand;    # run label => hand computation
+
+# 1.1: 70e9 on H200 and on H100.
+$hand{'1.1 h200'} = floor_by_hand(params => 70e9, bytes => 16, gpu => 'h200');
+$hand{'1.1 h100'} = floor_by_hand(params => 70e9, bytes => 16, gpu => 'h100');
+check_run('1.1 h200', [qw(--params 70e9 --gpu h200)], $hand{'1.1 h200'});
+check_run('1.1 h100', [qw(--params 70e9 --gpu h100)], $hand{'1.1 h100'});
+{
+    my ($a, $b) = @hand{ '1.1 h200', '1.1 h100' };
+    ok($a->{static} < $a->{node_bytes} && $a->{nodes} == 2,
+       '1.1: the near miss: less than one H200 node of state, yet two nodes');
+    ok($b->{nodes} > $a->{nodes}, '1.1: the H100 floor needs more nodes');
+}
+
+# 1.2: the usable fraction.
+for my $u (0.9, 0.8, 0.7, 0.83, 0.84) {
+    $hand{"1.2 $u"} = floor_by_hand(params => 100e9, bytes => 16, usable => $u);
+    check_run("1.2 usable $u", ['--params', '100e9', '--usable', $u],
+              $hand{"1.2 $u"});
+}
+{
+    my $at80 = $hand{'1.2 0.8'}{nodes};
+    my ($first) = grep {
+        floor_by_hand(params => 100e9, bytes => 16, usable => $_ / 100)->{nodes}
+            < $at80
+    } 1 .. 100;
+    is($first, 84, '1.2: 84 % is the smallest whole percentage that saves a node');
+    is($hand{'1.2 0.7'}{nodes}, $at80, '1.2: at 70 % the whole-node floor is as at 80 %');
+    ok($hand{'1.2 0.9'}{nodes} < $at80, '1.2: at 90 % it is one node less');
+}
+
+# 1.3: 175e9 on A100 under four conventions.
+for my $c (qw(lean mixed fp32-grads mt-nlg)) {
+    $hand{"1.3 $c"} = floor_by_hand(params => 175e9, bytes => $bytes{$c},
+                                    gpu => 'a100');
+    my $j = check_run("1.3 $c", ['--params', '175e9', '--gpu', 'a100',
+                                 '--precision', $c], $hand{"1.3 $c"});
+    is($j->{bytes_per_param}, $bytes{$c}, "1.3 $c: bytes per parameter")
+        if $j;
+}
+is($hand{'1.3 fp32-grads'}{nodes}, $hand{'1.3 mt-nlg'}{nodes},
+   '1.3: fp32-grads and mt-nlg land on the same number of nodes');
+isnt($hand{'1.3 fp32-grads'}{gpus_min}, $hand{'1.3 mt-nlg'}{gpus_min},
+     '1.3: ... though their bare GPU counts differ');
+
+# 1.4: the largest model on one H100.
+my $largest = POSIX::floor(80e9 * 0.8 / 16 + 0.5);
+is($largest, 4e9, '1.4: the largest model on one H100 is usable memory / 16 B');
+$hand{'1.4 fits'}  = floor_by_hand(params => 4e9,   bytes => 16);
+$hand{'1.4 over'}  = floor_by_hand(params => 4.1e9, bytes => 16);
+$hand{'1.4 seven'} = floor_by_hand(params => 7e9,   bytes => 16);
+check_run('1.4 fits',  [qw(--params 4e9)],   $hand{'1.4 fits'});
+check_run('1.4 over',  [qw(--params 4.1e9)], $hand{'1.4 over'});
+check_run('1.4 seven', [qw(--params 7e9)],   $hand{'1.4 seven'});
+is($hand{'1.4 fits'}{gpus_min}, 1, '1.4: 4e9 parameters fit one GPU');
+is($hand{'1.4 over'}{gpus_min}, 2, '1.4: a little more needs two');
+
+# 1.5: 405e9, sharded over 16,384 GPUs.
+$hand{'1.5'} = floor_by_hand(params => 405e9, bytes => 16, gpus => 16384);
+check_run('1.5', [qw(--params 405e9 --gpus 16384)], $hand{'1.5'});
+
+# 1.6: an 8-bit optimizer: bf16 w + bf16 g + fp32 master + 1 B m + 1 B v.
+my $eight_bit = 2 + 2 + 4 + 1 + 1;
+$hand{'1.6'} = floor_by_hand(params => 100e9, bytes => $eight_bit);
+check_run('1.6 8-bit', ['--params', '100e9', '--bytes-per-param', $eight_bit],
+          $hand{'1.6'});
+$hand{'1.6 lean'} = floor_by_hand(params => 100e9, bytes => $bytes{lean});
+check_run('1.6 lean', [qw(--params 100e9 --precision lean)], $hand{'1.6 lean'});
+is($hand{'1.6'}{whole}, $hand{'1.6 lean'}{whole},
+   '1.6: the 8-bit optimizer and the lean convention have the same floor');
+
+# 1.7: checkpoints: the mixed state less the bf16 gradients, then less the
+# bf16 weights too; written by all ranks at 2 TB/s or by one at 5 GB/s.
+my $no_grads   = $bytes{mixed} - 2;
+my $no_weights = $no_grads - 2;
+is($no_grads, 14, '1.7: a checkpoint without bf16 gradients is 14 B/param');
+$hand{'1.7 ranks'}  = floor_by_hand(params => 100e9, bytes => $no_grads);
+$hand{'1.7 one'}    = floor_by_hand(params => 100e9, bytes => $no_grads,
+                                    bw => 5e9);
+$hand{'1.7 master'} = floor_by_hand(params => 100e9, bytes => $no_weights);
+check_run('1.7 all ranks', ['--params', '100e9', '--bytes-per-param', $no_grads],
+          $hand{'1.7 ranks'});
+check_run('1.7 one writer', ['--params', '100e9', '--bytes-per-param', $no_grads,
+                             '--checkpoint-bandwidth', '5e9'], $hand{'1.7 one'});
+check_run('1.7 master only', ['--params', '100e9', '--bytes-per-param',
+                              $no_weights], $hand{'1.7 master'});
+close_to($hand{'1.7 ranks'}{static}, 1.4e12, '1.7: 1.4 TB for 100e9 parameters');
+close_to($hand{'1.7 one'}{seconds}, 280, '1.7: 280 s through one 5 GB/s writer');
+
+# 1.8: the floor, spread over its own GPUs, and with every byte usable.
+$hand{'1.8 floor'} = floor_by_hand(params => 100e9, bytes => 16, gpus => 32);
+$hand{'1.8 all'}   = floor_by_hand(params => 100e9, bytes => 16, usable => 1);
+check_run('1.8 floor', [qw(--params 100e9 --gpus 32)], $hand{'1.8 floor'});
+check_run('1.8 all', [qw(--params 100e9 --usable 1)], $hand{'1.8 all'});
+is($hand{'1.8 floor'}{whole}, 32, '1.8: the running example floor is 32 GPUs');
+
+# ------------------------------------------------ formatting, done here ----
+# Numbers as the solutions print them: bytes to three significant figures in
+# the largest decimal unit below them, counts with thousands separators. The
+# PDF text is compared with all white space removed, so a thin space or a line
+# break between number and unit does not matter.
+sub three_figures {
+    my ($x) = @_;
+    return '0' if $x == 0;
+    my $decimals = 2 - POSIX::floor(log(abs $x) / log(10) + 1e-12);
+    $decimals = 0 if $decimals < 0;
+    my $s = sprintf('%.*f', $decimals, $x);
+    $s =~ s/\.?0+$// if $s =~ /\./;
+    return $s;
+}
+
+sub grouped {
+    my ($n) = @_;
+    my $s = sprintf('%.0f', $n);
+    1 while $s =~ s/^(\d+)(\d{3})/$1,$2/;
+    return $s;
+}
+
+sub bytes_text {
+    my ($b) = @_;
+    my @units = ([1e15, 'PB'], [1e12, 'TB'], [1e9, 'GB'], [1e6, 'MB'],
+                 [1e3, 'kB']);
+    for my $u (@units) {
+        return three_figures($b / $u->[0]) . $u->[1] if $b >= $u->[0];
+    }
+    return "${b}B";
+}
+
+sub gpus_text { my ($n) = @_; return grouped($n) . ($n == 1 ? 'GPU' : 'GPUs') }
+
+my %key_numbers = (
+    '1.1' => [ bytes_text($hand{'1.1 h200'}{static}),
+               bytes_text($hand{'1.1 h200'}{per_gpu}),
+               gpus_text($hand{'1.1 h200'}{gpus_min}),
+               gpus_text($hand{'1.1 h200'}{whole}),
+               gpus_text($hand{'1.1 h100'}{gpus_min}),
+               gpus_text($hand{'1.1 h100'}{whole}) ],
+    '1.2' => [ bytes_text($hand{'1.2 0.9'}{per_gpu}),
+               gpus_text($hand{'1.2 0.9'}{gpus_min}),
+               gpus_text($hand{'1.2 0.9'}{whole}),
+               bytes_text($hand{'1.2 0.84'}{per_gpu}),
+               "$hand{'1.2 0.9'}{nodes}nodes" ],
+    '1.3' => [ (map { bytes_text($hand{"1.3 $_"}{static}) }
+                    qw(lean mixed fp32-grads mt-nlg)),
+               "$hand{'1.3 mt-nlg'}{nodes}nodes",
+               gpus_text($hand{'1.3 mt-nlg'}{whole}) ],
+    '1.4' => [ bytes_text($hand{'1.4 fits'}{per_gpu}),
+               gpus_text($hand{'1.4 fits'}{gpus_min}),
+               bytes_text($hand{'1.4 over'}{static}),
+               gpus_text($hand{'1.4 over'}{gpus_min}),
+               bytes_text($hand{'1.4 seven'}{static}) ],
+    '1.5' => [ bytes_text($hand{'1.5'}{static}),
+               gpus_text($hand{'1.5'}{gpus_min}),
+               gpus_text($hand{'1.5'}{whole}),
+               bytes_text($hand{'1.5'}{sharded}),
+               grouped(16384) ],
+    '1.6' => [ bytes_text($hand{'1.6'}{static}),
+               gpus_text($hand{'1.6'}{gpus_min}),
+               gpus_text($hand{'1.6 lean'}{whole}) ],
+    '1.7' => [ bytes_text($hand{'1.7 ranks'}{static}),
+               three_figures($hand{'1.7 ranks'}{seconds}) . 's',
+               three_figures($hand{'1.7 one'}{seconds}) . 's',
+               bytes_text($hand{'1.7 master'}{static}),
+               three_figures($hand{'1.7 master'}{seconds}) . 's' ],
+    '1.8' => [ bytes_text($hand{'1.8 floor'}{sharded}),
+               gpus_text($hand{'1.8 all'}{gpus_min}),
+               gpus_text($hand{'1.8 all'}{whole}),
+               gpus_text($hand{'1.8 floor'}{whole}) ],
+);
+my @exercises = sort keys %key_numbers;
+
+# ------------------------------------------------------- the exercise file --
+sub slurp {
+    my ($path) = @_;
+    open(my $fh, '<:encoding(UTF-8)', $path) or return undef;
+    local $/;
+    return scalar <$fh>;
+}
+
+my $statements = slurp("$root/exercises/01-memory-floor.tex");
+ok(defined $statements, 'exercises/01-memory-floor.tex is readable');
+$statements //= '';
+(my $no_comments = $statements) =~ s/(?<!\\)%.*$//mg;
+like($no_comments, qr/\\section\{Exercises\}/, 'exercises: a section');
+unlike($no_comments, qr/enumitem/, 'exercises: plain enumerate, no enumitem');
+
+# Top-level items with their bold titles, and where the checkpoint one falls.
+my (@titles, $depth, $ckpt);
+$depth = 0;
+while ($no_comments =~ /(\\begin\{enumerate\}|\\end\{enumerate\}|\\item\s*(?:\\textbf\{([^}]*)\})?|\\label\{ex:ckpt\})/g) {
+    my ($token, $title) = ($1, $2);
+    if    ($token =~ /begin/) { $depth++ }
+    elsif ($token =~ /end/)   { $depth-- }
+    elsif ($token =~ /label/) { $ckpt = scalar @titles }
+    elsif ($depth == 1)       { push @titles, $title // '' }
+}
+cmp_ok(scalar @titles, '>=', 7, 'exercises: at least seven');
+is(scalar @titles, scalar @exercises,
+   'exercises: as many as the solutions work');
+is($ckpt, 7, 'exercises: \label{ex:ckpt} is on Exercise 1.7');
+
+# The statements give inputs, never the answers.
+(my $flat_statements = $no_comments) =~ s/\\,|~|\s+//g;
+for my $n (@exercises) {
+    my @answers = grep { /[A-Za-z]$/ && !/GPUs?$/ && !/^16,384$/ }
+                  @{ $key_numbers{$n} };
+    my @given = grep { $flat_statements =~ /(?<![\d.,])\Q$_\E/ } @answers;
+    ok(!@given, "exercise $n does not state its answers")
+        or diag("  found: @given");
+}
+
+# ------------------------------------------------------------- the PDFs ----
+sub pdf_text {
+    my ($pdf) = @_;
+    open(my $fh, '-|', 'pdftotext', '-enc', 'UTF-8', $pdf, '-')
+        or return undef;
+    binmode($fh, ':encoding(UTF-8)');
+    local $/;
+    my $text = <$fh>;
+    close $fh;
+    return $? ? undef : $text;
+}
+
+my $solutions_pdf = "$root/build/solutions.pdf";
+ok(-s $solutions_pdf, 'build/solutions.pdf exists');
+my $text = -s $solutions_pdf ? pdf_text($solutions_pdf) : undef;
+ok(defined $text, 'pdftotext reads build/solutions.pdf');
+$text //= '';
+unlike($text, qr/\?\?/, 'solutions: no unresolved references');
+
+# The body of chapter 1: from its opening page to the next chapter. Each
+# exercise's section runs from its heading, a line of its own, to the next.
+my $start = index($text, 'Chapter 1');
+my $end   = index($text, 'Chapter 2', $start < 0 ? 0 : $start);
+my $body  = $start < 0 ? '' : substr($text, $start,
+                                     $end < 0 ? length($text) - $start
+                                              : $end - $start);
+my @at;
+my $from = 0;
+for my $n (@exercises) {
+    my $heading = qr/^Exercise \Q$n\E$/m;
+    pos($body) = $from;
+    if ($body =~ /$heading/g) {
+        push @at, $-[0];
+        $from = pos($body);
+        pass("solutions: heading Exercise $n");
+    } else {
+        push @at, undef;
+        fail("solutions: heading Exercise $n");
+    }
+}
+for my $i (0 .. $#exercises) {
+    my $n = $exercises[$i];
+    next unless defined $at[$i];
+    my $stop = (grep { defined } @at[ $i + 1 .. $#at ])[0] // length $body;
+    (my $section = substr($body, $at[$i], $stop - $at[$i])) =~ s/\s+//g;
+    for my $want (@{ $key_numbers{$n} }) {
+        # Not the tail of a longer number (1TB inside 1.1TB), and a single
+        # GPU not the head of a plural.
+        my $tail = $want =~ /GPU$/ ? '(?!s)' : '';
+        ok($section =~ /(?<![\d.,])\Q$want\E$tail/,
+           "solutions: Exercise $n prints $want");
+    }
+}
+
+# The book numbers the exercises as the solutions volume names them.
+my $book_pdf = "$root/build/book.pdf";
+ok(-s $book_pdf, 'build/book.pdf exists');
+my $book = -s $book_pdf ? pdf_text($book_pdf) // '' : '';
+(my $flat_book = $book) =~ s/\s+//g;
+for my $i (0 .. $#titles) {
+    my $n = $exercises[$i] // "1." . ($i + 1);
+    (my $title = $titles[$i]) =~ s/\s+//g;
+    $title =~ s/\\[a-zA-Z]+\{?|[{}~]//g;
+    ok(index($flat_book, "$n$title") >= 0, "book: exercise $n is '$titles[$i]'");
+}
+
+done_testing();
