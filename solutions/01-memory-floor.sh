@@ -68,12 +68,12 @@ $fleet memory --params 100e9 --precision lean --latex SolOneFLean \
 # Exercise 1.7: a checkpoint without the bf16 gradients (14 bytes per
 # parameter), written by every rank or by one writer, and one without the bf16
 # weights either (12 bytes per parameter).
-$fleet memory --params 100e9 --bytes-per-param 14 --output "$out/01-ex7.txt"
-$fleet memory --params 100e9 --bytes-per-param 14 --latex SolOneGRanks \
+$fleet memory --params 100e9 --checkpoint-bytes-per-param 14 --output "$out/01-ex7.txt"
+$fleet memory --params 100e9 --checkpoint-bytes-per-param 14 --latex SolOneGRanks \
               --output "$out/01-ex7-ranks.tex"
-$fleet memory --params 100e9 --bytes-per-param 14 --checkpoint-bandwidth 5e9 \
+$fleet memory --params 100e9 --checkpoint-bytes-per-param 14 --checkpoint-bandwidth 5e9 \
               --latex SolOneGOne --output "$out/01-ex7-one.tex"
-$fleet memory --params 100e9 --bytes-per-param 12 --latex SolOneGMaster \
+$fleet memory --params 100e9 --checkpoint-bytes-per-param 12 --latex SolOneGMaster \
               --output "$out/01-ex7-master.tex"
 
 # Exercise 1.8: the running example spread over its own floor, and the floor

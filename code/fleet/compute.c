@@ -43,9 +43,10 @@ static void print_rate_and_time(FILE *out, const TrainingTime *t, double gpus)
 static void print_training_time(FILE *out, const TrainingTime *t,
                                  const MemoryFloor *floor_, double days)
 {
-    fprintf(out, "fleet compute: %s parameters (%s active), %s tokens, "
-            "%s at %s %% MFU\n\n", eng(t->params).s, eng(t->active_params).s,
-            eng(t->tokens).s, t->gpu->name, sig(100 * t->mfu, 3).s);
+    fprintf(out, "fleet compute: %s parameters (%s active), %s tokens,\n"
+            "               %s at %s %% MFU\n\n", eng(t->params).s,
+            eng(t->active_params).s, eng(t->tokens).s, t->gpu->name,
+            sig(100 * t->mfu, 3).s);
     fprintf(out, "training FLOPs = 6 × %s × %s = %s\n", eng(t->active_params).s,
             eng(t->tokens).s, sci(t->dense_flops, 3).s);
     if (t->attention_flops > 0)
@@ -82,9 +83,9 @@ static void report_training_time(Report *r, const TrainingTime *t,
                                  const MemoryFloor *floor_, double days)
 {
     double floor_rate = fleet_flops_per_second(t, floor_->gpus_whole_nodes);
-    report_add(r, "params", FIELD_SCI, t->params);
-    report_add(r, "active_params", FIELD_SCI, t->active_params);
-    report_add(r, "tokens", FIELD_SCI, t->tokens);
+    report_add(r, "params", FIELD_ENG, t->params);
+    report_add(r, "active_params", FIELD_ENG, t->active_params);
+    report_add(r, "tokens", FIELD_ENG, t->tokens);
     report_text(r, "gpu", t->gpu->name);
     report_add(r, "peak_flops", FIELD_SCI, t->gpu->peak_flops);
     report_add(r, "mfu", FIELD_FRACTION, t->mfu);

@@ -37,6 +37,11 @@ typedef struct {
     double nodes;             /* gpus_whole_nodes ÷ per_node              */
 } MemoryFloor;
 typedef struct {
+    double bytes_per_param;   /* what a checkpoint keeps of each parameter */
+    double bytes;             /* params × bytes_per_param                  */
+    double bandwidth;         /* aggregate write bandwidth, bytes/s        */
+} Checkpoint;
+typedef struct {
     /* what is given */
     double params;            /* total parameters (memory)               */
     double active_params;     /* parameters each token passes through     */
@@ -87,6 +92,7 @@ typedef enum {
     FIELD_REAL,       /* any other number                     */
     FIELD_BYTES,      /* bytes, written with a decimal unit   */
     FIELD_SCI,        /* large numbers: FLOPs, FLOP/s         */
+    FIELD_ENG,        /* parameters and tokens: 100e9, 2e12   */
     FIELD_FRACTION,   /* 0.4, written 40 % in the book        */
     FIELD_TEXT        /* a name                               */
 } FieldKind;
@@ -137,6 +143,8 @@ Text eng(double value);                    /* 100e9, 15.6e12, 405e9  */
 Text grouped(double value);                /* 1,024 and 1,600        */
 Text bytes_in(double bytes, double unit);  /* "1,600 GB" for unit 1e9 */
 Text bytes_auto(double bytes);             /* "1.6 TB", "640 GB"      */
+/* "node" or "nodes", as the count requires. */
+const char *plural(double count, const char *one, const char *many);
 void report_add(Report *r, const char *key, FieldKind kind, double value);
 void report_text(Report *r, const char *key, const char *text);
 /* 1 when --json, --csv or --latex asks for a report rather than the

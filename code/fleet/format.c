@@ -4,6 +4,11 @@
 
 #include "fleet.h"
 
+const char *plural(double count, const char *one, const char *many)
+{
+    return count == 1 ? one : many;
+}
+
 static void trim_zeros(char *s)
 {
     char *dot = strchr(s, '.');
@@ -92,13 +97,18 @@ static const char *unit_name(double unit)
     return "B";
 }
 
-Text bytes_in(double bytes, double unit)
+static Text bytes_with_digits(double bytes, double unit, int digits)
 {
     Text t;
     Text number = bytes / unit >= 1000 ? grouped(round(bytes / unit))
-                                       : sig(bytes / unit, 3);
+                                       : sig(bytes / unit, digits);
     snprintf(t.s, sizeof t.s, "%.40s %s", number.s, unit_name(unit));
     return t;
+}
+
+Text bytes_in(double bytes, double unit)
+{
+    return bytes_with_digits(bytes, unit, 4);
 }
 
 Text bytes_auto(double bytes)
@@ -106,5 +116,5 @@ Text bytes_auto(double bytes)
     double unit = 1;
     while (unit < 1e15 && bytes >= unit * 1e3)
         unit *= 1e3;
-    return bytes_in(bytes, unit);
+    return bytes_with_digits(bytes, unit, 3);
 }

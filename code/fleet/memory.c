@@ -58,7 +58,9 @@ void derive_memory_floor(MemoryFloor *m)
     m->usable_bytes = m->gpu->memory_bytes * m->usable;        /* 64 GB    */
     m->gpus_min = ceil_count(m->static_bytes / m->usable_bytes);         /* 25 */
     m->nodes = ceil_count(m->gpus_min / m->gpu->per_node);               /* 4  */
-    m->gpus_whole_nodes = m->nodes * m->gpu->per_node;                   /* 32 */
+    m->gpus_whole_nodes = m->gpus_min <= m->gpu->per_node
+                        ? m->gpus_min                     /* part of a node */
+                        : m->nodes * m->gpu->per_node;                   /* 32 */
 }
 static void print_conventions(FILE *out, int csv)
 {
@@ -103,7 +105,7 @@ static void print_breakdown(FILE *out, const StateBytes *s)
 
 static void print_memory_floor(FILE *out, const MemoryFloor *m,
                                const StateBytes *s, double gpus,
-                               double checkpoint_bandwidth)
+                               const Checkpoint *c)
 {
     const Gpu *g = m->gpu;
     fprintf(out, "fleet memory: %s parameters, %s B per parameter, %s\n\n",
@@ -115,32 +117,39 @@ static void print_memory_floor(FILE *out, const MemoryFloor *m,
             sci(m->static_bytes, 3).s, bytes_in(m->static_bytes, 1e9).s);
     fprintf(out, "one node        = %s × %s = %s\n", grouped(g->per_node).s,
             bytes_in(g->memory_bytes, 1e9).s, bytes_in(m->node_bytes, 1e9).s);
-    fprintf(out, "state in nodes  = %s ÷ %s = %s nodes\n",
+    fprintf(out, "state in nodes  = %s ÷ %s = %s %s\n",
             bytes_in(m->static_bytes, 1e9).s, bytes_in(m->node_bytes, 1e9).s,
-            sig(m->nodes_of_state, 3).s);
+            sig(m->nodes_of_state, 3).s,
+            plural(m->nodes_of_state, "node", "nodes"));
     fprintf(out, "usable per GPU  = %s × %s %% = %s\n",
             bytes_in(g->memory_bytes, 1e9).s, sig(100 * m->usable, 3).s,
             bytes_in(m->usable_bytes, 1e9).s);
-    fprintf(out, "GPUs to hold it = %s ÷ %s = %s → %s GPUs\n",
+    fprintf(out, "GPUs to hold it = %s ÷ %s = %s → %s %s\n",
             bytes_in(m->static_bytes, 1e9).s, bytes_in(m->usable_bytes, 1e9).s,
-            sig(m->static_bytes / m->usable_bytes, 3).s,
-            grouped(m->gpus_min).s);
-    fprintf(out, "in whole nodes  = %s GPUs ÷ %s per node → %s nodes = %s GPUs\n",
-            grouped(m->gpus_min).s, grouped(g->per_node).s,
-            grouped(m->nodes).s, grouped(m->gpus_whole_nodes).s);
+            sig(m->static_bytes / m->usable_bytes, 5).s,
+            grouped(m->gpus_min).s, plural(m->gpus_min, "GPU", "GPUs"));
+    if (m->gpus_min <= g->per_node)
+        fprintf(out, "in whole nodes  = not needed: %s %s fit in one node of %s\n",
+                grouped(m->gpus_min).s, plural(m->gpus_min, "GPU", "GPUs"),
+                grouped(g->per_node).s);
+    else
+        fprintf(out, "in whole nodes  = %s GPUs ÷ %s per node → %s nodes = %s GPUs\n",
+                grouped(m->gpus_min).s, grouped(g->per_node).s,
+                grouped(m->nodes).s, grouped(m->gpus_whole_nodes).s);
     fprintf(out, "  (a floor, not a plan: activations, communication buffers\n"
                  "   and fragmentation come on top of the static state)\n\n");
     fprintf(out, "sharded over %s GPUs = %s ÷ %s = %s per GPU\n",
             grouped(gpus).s, bytes_in(m->static_bytes, 1e9).s,
             grouped(gpus).s, bytes_auto(m->static_bytes / gpus).s);
-    fprintf(out, "full checkpoint = %s; at %s/s aggregate: %s s\n",
-            bytes_auto(m->static_bytes).s, bytes_auto(checkpoint_bandwidth).s,
-            sig(m->static_bytes / checkpoint_bandwidth, 3).s);
+    fprintf(out, "checkpoint      = %s × %s B = %s; at %s/s aggregate: %s s\n",
+            eng(m->params).s, sig(c->bytes_per_param, 3).s,
+            bytes_auto(c->bytes).s, bytes_auto(c->bandwidth).s,
+            sig(c->bytes / c->bandwidth, 3).s);
 }
 static void report_memory_floor(Report *r, const MemoryFloor *m, double gpus,
-                                double checkpoint_bandwidth)
+                                const Checkpoint *c)
 {
-    report_add(r, "params", FIELD_SCI, m->params);
+    report_add(r, "params", FIELD_ENG, m->params);
     report_add(r, "bytes_per_param", FIELD_REAL, m->bytes_per_param);
     report_text(r, "gpu", m->gpu->name);
     report_add(r, "gpu_memory_bytes", FIELD_BYTES, m->gpu->memory_bytes);
@@ -154,10 +163,10 @@ static void report_memory_floor(Report *r, const MemoryFloor *m, double gpus,
     report_add(r, "nodes", FIELD_COUNT, m->nodes);
     report_add(r, "gpus", FIELD_COUNT, gpus);
     report_add(r, "bytes_per_gpu_sharded", FIELD_BYTES, m->static_bytes / gpus);
-    report_add(r, "checkpoint_bytes", FIELD_BYTES, m->static_bytes);
-    report_add(r, "checkpoint_bandwidth", FIELD_BYTES, checkpoint_bandwidth);
-    report_add(r, "checkpoint_seconds", FIELD_REAL,
-               m->static_bytes / checkpoint_bandwidth);
+    report_add(r, "checkpoint_bytes_per_param", FIELD_REAL, c->bytes_per_param);
+    report_add(r, "checkpoint_bytes", FIELD_BYTES, c->bytes);
+    report_add(r, "checkpoint_bandwidth", FIELD_BYTES, c->bandwidth);
+    report_add(r, "checkpoint_seconds", FIELD_REAL, c->bytes / c->bandwidth);
 }
 int memory_main(int argc, char **argv)
 {
@@ -177,6 +186,9 @@ int memory_main(int argc, char **argv)
           "GPUs in the fleet the state is sharded over", 1024, NULL, 0 },
         { "--checkpoint-bandwidth", OPT_NUMBER, 1e16,
           "aggregate write bandwidth for checkpoints, bytes/s", 2e12, NULL, 0 },
+        { "--checkpoint-bytes-per-param", OPT_NUMBER, 1000,
+          "bytes a checkpoint keeps per parameter (default: all the state)",
+          0, NULL, 0 },
         { "--precisions", OPT_SWITCH, 0,
           "print the table of conventions and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,
@@ -210,7 +222,13 @@ int memory_main(int argc, char **argv)
     };
     derive_memory_floor(&m);
     double fleet = option_number(options, "--gpus");
-    double bandwidth = option_number(options, "--checkpoint-bandwidth");
+    Checkpoint checkpoint = {
+        .bytes_per_param = option_given(options, "--checkpoint-bytes-per-param")
+            ? option_number(options, "--checkpoint-bytes-per-param")
+            : m.bytes_per_param,
+        .bandwidth = option_number(options, "--checkpoint-bandwidth"),
+    };
+    checkpoint.bytes = m.params * checkpoint.bytes_per_param;
 
     Output out;
     if (output_open(&out, command, options) != 0)
@@ -219,11 +237,11 @@ int memory_main(int argc, char **argv)
         print_conventions(out.file, option_given(options, "--csv"));
     } else {
         Report r = { .count = 0 };
-        report_memory_floor(&r, &m, fleet, bandwidth);
+        report_memory_floor(&r, &m, fleet, &checkpoint);
         if (report_requested(options))
             print_report(out.file, &r, options);
         else
-            print_memory_floor(out.file, &m, convention, fleet, bandwidth);
+            print_memory_floor(out.file, &m, convention, fleet, &checkpoint);
     }
     return output_commit(&out, command);
 }

@@ -91,6 +91,17 @@ static void print_latex_value(FILE *out, const Field *f)
         fprintf(out, "\\ensuremath{%s\\times10^{%s}}", t.s, e + 1);
         break;
     }
+    case FIELD_ENG: {
+        Text t = eng(f->value);
+        char *e = strchr(t.s, 'e');
+        if (e == NULL) {
+            fputs(t.s, out);
+            break;
+        }
+        *e = '\0';
+        fprintf(out, "\\ensuremath{%s\\times10^{%s}}", t.s, e + 1);
+        break;
+    }
     case FIELD_FRACTION:
         fprintf(out, "%s\\,\\%%", sig(100 * f->value, 3).s);
         break;
