@@ -96,7 +96,8 @@ tangle-into:
 	done
 
 # -------------------------------------------------------------- programs ----
-FLEET_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,$(wildcard code/fleet/*.c))
+COMMON_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,$(wildcard code/common/*.c))
+FLEET_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,$(wildcard code/fleet/*.c)) $(COMMON_OBJ)
 BINS := $(B)/bin/fleet
 
 programs: $(BINS)

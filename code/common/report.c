@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fleet.h"
+#include "cli.h"
 
 void report_add(Report *r, const char *key, FieldKind kind, double value)
 {

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fleet.h"
+#include "cli.h"
 
 const char *plural(double count, const char *one, const char *many)
 {

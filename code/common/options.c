@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fleet.h"
+#include "cli.h"
 
 static double suffix_multiplier(char suffix)
 {

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fleet.h"
+#include "cli.h"
 
 int output_open(Output *o, const char *command, Option *options)
 {

@@ -1,0 +1,97 @@
+/* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdio.h>
+
+typedef enum {
+    OPT_NUMBER,   /* a positive real number, with optional suffix      */
+    OPT_COUNT,    /* a whole number of things, at least 1              */
+    OPT_NAME,     /* one word, checked by the subcommand               */
+    OPT_PATH,     /* a file name                                       */
+    OPT_SWITCH    /* no value: present or not                          */
+} OptionKind;
+
+typedef struct {
+    const char *flag;      /* "--params"                                 */
+    OptionKind kind;
+    double max;            /* numbers must lie in (0, max]               */
+    const char *help;      /* one line for --help                        */
+    double number;         /* the value (default until given)            */
+    const char *text;      /* the value of an OPT_NAME or OPT_PATH       */
+    int given;             /* 1 once the flag appeared on the line       */
+} Option;
+#define OUTPUT_OPTIONS                                                       \
+    { "--json",   OPT_SWITCH, 0, "print the results as one JSON object",     \
+      0, NULL, 0 },                                                          \
+    { "--csv",    OPT_SWITCH, 0, "print the results as CSV with a header",   \
+      0, NULL, 0 },                                                          \
+    { "--latex",  OPT_NAME,   0,                                             \
+      "print the results as LaTeX macros named \\<PREFIX><Field>",           \
+      0, NULL, 0 },                                                          \
+    { "--output", OPT_PATH,   0,                                             \
+      "write to this file (atomically) instead of standard output",          \
+      0, NULL, 0 },                                                          \
+    { "--help",   OPT_SWITCH, 0, "print this help and exit", 0, NULL, 0 }
+typedef struct { char s[48]; } Text;   /* a formatted number */
+typedef enum {
+    FIELD_COUNT,      /* a whole number: GPUs, nodes          */
+    FIELD_REAL,       /* any other number                     */
+    FIELD_BYTES,      /* bytes, written with a decimal unit   */
+    FIELD_SCI,        /* large numbers: FLOPs, FLOP/s         */
+    FIELD_ENG,        /* parameters and tokens: 100e9, 2e12   */
+    FIELD_FRACTION,   /* 0.4, written 40 % in the book        */
+    FIELD_TEXT        /* a name                               */
+} FieldKind;
+
+typedef struct {
+    const char *key;      /* snake_case, as in the JSON output */
+    FieldKind kind;
+    double value;
+    const char *text;     /* for FIELD_TEXT */
+} Field;
+
+enum { REPORT_MAX_FIELDS = 64 };
+
+typedef struct {
+    Field fields[REPORT_MAX_FIELDS];
+    int count;
+} Report;
+typedef struct {
+    FILE *file;            /* where to print                      */
+    const char *path;      /* the final name, or NULL for stdout  */
+    char temporary[4096];  /* the name written to until commit    */
+} Output;
+/* Parse text such as "100e9", "100B", "2T", "16k" or "80%".
+   Returns 1 and stores the value when the whole text is one number. */
+int parse_number(const char *text, double *value);
+/* Parse argv against a table ending in an entry whose flag is NULL.
+   Returns 0 to go on, 1 after printing --help, 2 after printing an error. */
+int parse_options(const char *command, const char *summary, Option *options,
+                  int argc, char **argv);
+Option *find_option(Option *options, const char *flag);
+double option_number(Option *options, const char *flag);
+const char *option_text(Option *options, const char *flag);
+int option_given(Option *options, const char *flag);
+/* Print "COMMAND: " and a formatted message on one line of stderr. */
+void complain(const char *command, const char *format, ...);
+Text sig(double value, int digits);        /* 34.3, 2.5, 0.8         */
+Text sci(double value, int digits);        /* 1.2e24, 4.05e17        */
+Text eng(double value);                    /* 100e9, 15.6e12, 405e9  */
+Text grouped(double value);                /* 1,024 and 1,600        */
+Text bytes_in(double bytes, double unit);  /* "1,600 GB" for unit 1e9 */
+Text bytes_auto(double bytes);             /* "1.6 TB", "640 GB"      */
+/* "node" or "nodes", as the count requires. */
+const char *plural(double count, const char *one, const char *many);
+void report_add(Report *r, const char *key, FieldKind kind, double value);
+void report_text(Report *r, const char *key, const char *text);
+/* 1 when --json, --csv or --latex asks for a report rather than the
+   derivation a person reads. */
+int report_requested(Option *options);
+/* Write the report in the format the options ask for (JSON, CSV or LaTeX). */
+void print_report(FILE *out, const Report *r, Option *options);
+/* Open standard output or the --output file; 0 on success, 2 on error. */
+int output_open(Output *o, const char *command, Option *options);
+/* Close and move the file into place; 0 on success, 2 on error. */
+int output_commit(Output *o, const char *command);
+#endif
