@@ -61,7 +61,8 @@ $fleet memory --params 100e9 --latex SolTwoEMemory \
 $fleet compute --active-params 20e9 --days 30 --output "$out/02-ex5.txt"
 $fleet compute --active-params 20e9 --days 30 --latex SolTwoE \
                --output "$out/02-ex5.tex"
-$fleet compute --days 30 --latex SolTwoEDense --output "$out/02-ex5-dense.tex"
+$fleet compute --days 30 --latex SolTwoEBaseline \
+               --output "$out/02-ex5-dense.tex"
 
 # Exercise 2.6: ten trillion tokens in 35 days; then the fleet that the first
 # run found, at 35 % MFU.
@@ -69,6 +70,8 @@ $fleet compute --tokens 10e12 --days 35 --output "$out/02-ex6.txt"
 $fleet compute --tokens 10e12 --days 35 --latex SolTwoF \
                --output "$out/02-ex6.tex"
 wide=$(field gpus_needed_whole_nodes --tokens 10e12 --days 35)
+test -n "$wide"
+printf '\\newcommand{\\SolTwoFFleet}{%s}\n' "$wide" > "$out/02-ex6-fleet.tex"
 $fleet compute --tokens 10e12 --days 35 --gpus "$wide" --mfu 0.35 \
                --output "$out/02-ex6-low.txt"
 $fleet compute --tokens 10e12 --days 35 --gpus "$wide" --mfu 0.35 \

@@ -27,7 +27,7 @@ typedef struct {
     { "--csv",    OPT_SWITCH, 0, "print the results as CSV with a header",   \
       0, NULL, 0 },                                                          \
     { "--latex",  OPT_NAME,   0,                                             \
-      "print the results as LaTeX macros named \\<PREFIX><Field>",           \
+      "print LaTeX macros \\<PREFIX><Field> (prefixes must not clash)",    \
       0, NULL, 0 },                                                          \
     { "--output", OPT_PATH,   0,                                             \
       "write to this file (atomically) instead of standard output",          \
@@ -76,6 +76,7 @@ int option_given(Option *options, const char *flag);
 /* Print "COMMAND: " and a formatted message on one line of stderr. */
 void complain(const char *command, const char *format, ...);
 Text sig(double value, int digits);        /* 34.3, 2.5, 0.8         */
+Text quotient(double value);               /* 101.25, never 101 if not whole */
 Text sci(double value, int digits);        /* 1.2e24, 4.05e17        */
 Text eng(double value);                    /* 100e9, 15.6e12, 405e9  */
 Text grouped(double value);                /* 1,024 and 1,600        */

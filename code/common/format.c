@@ -42,7 +42,25 @@ Text sig(double value, int digits)
         return grouped(round(value));
     snprintf(t.s, sizeof t.s, "%.*f", decimals, value);
     trim_zeros(t.s);
+    if (fabs(value) >= 1000) {          /* 1170.3 is written 1,170.3 */
+        Text whole = grouped(trunc(value));
+        char *dot = strchr(t.s, '.');
+        snprintf(whole.s + strlen(whole.s), sizeof whole.s - strlen(whole.s),
+                 "%.20s", dot ? dot : "");
+        return whole;
+    }
     return t;
+}
+
+Text quotient(double value)
+{
+    int whole = fabs(value - round(value)) <= 1e-9 * fabs(value);
+    for (int digits = 5; digits < 12; digits++) {
+        Text t = sig(value, digits);
+        if (whole || strchr(t.s, '.') != NULL)
+            return t;
+    }
+    return sig(value, 12);
 }
 
 Text sci(double value, int digits)

@@ -71,8 +71,8 @@ static void print_training_time(FILE *out, const TrainingTime *t,
                 "× %s %%)\n               = %s → %s GPUs\n",
                 sci(t->flops, 3).s, sig(days, 3).s,
                 eng(t->gpu->peak_flops).s, sig(100 * t->mfu, 3).s,
-                sig(t->flops / (t->gpu->peak_flops * t->mfu * days
-                                * SECONDS_PER_DAY), 5).s,
+                quotient(t->flops / (t->gpu->peak_flops * t->mfu * days
+                                     * SECONDS_PER_DAY)).s,
                 grouped(needed).s);
         fprintf(out, "in whole nodes = %s nodes = %s GPUs\n",
                 grouped(ceil_count(needed / per_node)).s,
@@ -92,7 +92,7 @@ static void report_training_time(Report *r, const TrainingTime *t,
     report_add(r, "gpus", FIELD_COUNT, t->gpus);
     report_add(r, "dense_flops", FIELD_SCI, t->dense_flops);
     report_add(r, "attention_flops", FIELD_SCI, t->attention_flops);
-    report_add(r, "attention_share", FIELD_FRACTION,
+    report_add(r, "attention_over_dense", FIELD_FRACTION,
                t->attention_flops / t->dense_flops);
     report_add(r, "flops", FIELD_SCI, t->flops);
     report_add(r, "flops_per_second", FIELD_SCI, t->flops_per_second);

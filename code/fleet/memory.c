@@ -126,7 +126,7 @@ static void print_memory_floor(FILE *out, const MemoryFloor *m,
             bytes_in(m->usable_bytes, 1e9).s);
     fprintf(out, "GPUs to hold it = %s ÷ %s = %s → %s %s\n",
             bytes_in(m->static_bytes, 1e9).s, bytes_in(m->usable_bytes, 1e9).s,
-            sig(m->static_bytes / m->usable_bytes, 5).s,
+            quotient(m->static_bytes / m->usable_bytes).s,
             grouped(m->gpus_min).s, plural(m->gpus_min, "GPU", "GPUs"));
     if (m->gpus_min <= g->per_node)
         fprintf(out, "in whole nodes  = not needed: %s %s fit in one node of %s\n",
