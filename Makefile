@@ -4,6 +4,7 @@
 #                   programs, draw the figures, weave build/book.pdf and
 #                   build/solutions.pdf
 #   make test       the same, then the whole test-suite through prove
+#   make bench      time this book's matrix multiply against OpenBLAS
 #   make clean      remove build/
 #
 # The build runs in phases, each a fresh make, so that a phase sees the files
@@ -21,7 +22,7 @@ CHAPTERS := $(sort $(wildcard chapters/[0-9]*.nw))
 # Debian package names; the build installs only those that are missing.
 PACKAGES := gcc make perl noweb gnuplot-nox texlive-latex-base \
             texlive-latex-recommended texlive-fonts-recommended lmodern \
-            poppler-utils mpich libmpich-dev
+            poppler-utils mpich libmpich-dev libopenblas-dev
 
 # CUDA is optional: detected here, never required.
 NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -39,7 +40,7 @@ endif
 OBJ := $(B)/obj
 
 .PHONY: all deps tangle tangle-into programs runs figures book solutions \
-        test clean info FORCE
+        test bench clean info FORCE
 
 all:
 	@$(MAKE) --no-print-directory deps
@@ -98,7 +99,17 @@ tangle-into:
 # -------------------------------------------------------------- programs ----
 COMMON_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,$(wildcard code/common/*.c))
 FLEET_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,$(wildcard code/fleet/*.c)) $(COMMON_OBJ)
-BINS := $(B)/bin/fleet
+# The trainer is compiled for this machine's own vector units, with a*b + c
+# contracted into fused multiply-adds (which -std=c11 alone forbids).
+FAST := -O3 -march=native -ffp-contract=fast \
+        $(shell $(CC) -mprefer-vector-width=512 -E -x c /dev/null -o /dev/null \
+                2>/dev/null && echo -mprefer-vector-width=512)
+MINIGPT_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,\
+                 $(filter-out code/minigpt/bench.c,$(wildcard code/minigpt/*.c)))
+$(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CFLAGS += $(FAST)
+
+BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
+        $(B)/bin/matmul-bench
 
 programs: $(BINS)
 
@@ -116,7 +127,33 @@ $(B)/bin/fleet: $(FLEET_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
--include $(FLEET_OBJ:.o=.d)
+$(B)/bin/minigpt: $(MINIGPT_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The same trainer in double precision, for the sharp gradient check.
+OBJ64 := $(B)/obj-fp64
+MINIGPT64_OBJ := $(patsubst $(OBJ)/%,$(OBJ64)/%,$(MINIGPT_OBJ))
+
+$(OBJ64)/%.o: code/%.c $(OBJ)/cflags
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -MMD -MP -c $< -o $@
+
+$(B)/bin/minigpt-fp64: $(MINIGPT64_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# OpenBLAS is only the yardstick of the benchmark; minigpt does not link it.
+$(B)/bin/matmul-bench: $(OBJ)/minigpt/bench.o $(OBJ)/minigpt/gemm.o \
+                       $(OBJ)/minigpt/peak.o $(OBJ)/minigpt/rng.o $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -lopenblas $(LDLIBS) -o $@
+
+bench: $(B)/bin/matmul-bench
+	$(B)/bin/matmul-bench
+
+-include $(FLEET_OBJ:.o=.d) $(MINIGPT_OBJ:.o=.d) $(MINIGPT64_OBJ:.o=.d) \
+         $(OBJ)/minigpt/bench.d
 
 # ------------------------------------------------------------------ runs ----
 # Each chapter's runs are a script tangled from the chapter itself, so the

@@ -1,0 +1,132 @@
+/* Tangled from chapters/03-reference.nw; edit the chapter, not this file. */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "minigpt.h"
+
+typedef struct {
+    const char *what;
+    int M, N, K, trans_a, trans_b;
+} Product;
+
+static int products(int positions, int C, int V, Product *p)
+{
+    const struct { const char *name; int in, out; } layers[] = {
+        { "qkv", C, 3 * C }, { "proj", C, C }, { "fc", C, 4 * C },
+        { "fcproj", 4 * C, C }, { "head", C, V },
+    };
+    int n = 0;
+    for (int i = 0; i < 5; i++) {
+        int in = layers[i].in, out = layers[i].out;
+        p[n++] = (Product){ layers[i].name, positions, out, in, 0, 0 };
+        p[n++] = (Product){ "  dx", positions, in, out, 0, 1 };
+        p[n++] = (Product){ "  dW", in, out, positions, 1, 0 };
+    }
+    return n;
+}
+typedef struct { double ours, blas, difference; } Timing;
+
+static Timing time_product(const Product *p, GemmWorkspace *w, double seconds)
+{
+    int lda = p->trans_a ? p->M : p->K, ldb = p->trans_b ? p->K : p->N;
+    size_t a_size = (size_t)p->M * p->K, b_size = (size_t)p->K * p->N;
+    float *A = malloc(sizeof(float) * a_size), *B = malloc(sizeof(float) * b_size);
+    float *C1 = malloc(sizeof(float) * (size_t)p->M * p->N);
+    float *C2 = malloc(sizeof(float) * (size_t)p->M * p->N);
+    if (!A || !B || !C1 || !C2)
+        abort();
+    Rng rng = { 42 };
+    for (size_t i = 0; i < a_size; i++) A[i] = rng_uniform(&rng) - 0.5f;
+    for (size_t i = 0; i < b_size; i++) B[i] = rng_uniform(&rng) - 0.5f;
+    double flops = 2.0 * p->M * p->N * p->K, ours = 0, blas = 0;
+    long runs = 0;
+    while (ours < seconds || blas < seconds) {       /* alternate the two */
+        double t0 = seconds_now();
+        gemm(w, p->M, p->N, p->K, A, lda, p->trans_a, B, ldb, p->trans_b,
+             C1, p->N, 0);
+        double t1 = seconds_now();
+        cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans,
+                    p->trans_b ? CblasTrans : CblasNoTrans, p->M, p->N, p->K,
+                    1.0f, A, lda, B, ldb, 0.0f, C2, p->N);
+        double t2 = seconds_now();
+        ours += t1 - t0;
+        blas += t2 - t1;
+        runs++;
+    }
+    Timing t = { flops * runs / ours, flops * runs / blas, 0 };
+    for (size_t i = 0; i < (size_t)p->M * p->N; i++)
+        t.difference = fmax(t.difference, fabs((double)C1[i] - C2[i]));
+    free(A); free(B); free(C1); free(C2);
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    const char *command = "matmul-bench";
+    Option options[] = {
+        { "--batch", OPT_COUNT, 4096, "sequences B", 8, NULL, 0 },
+        { "--seq", OPT_COUNT, 4096, "context length T", 64, NULL, 0 },
+        { "--hidden", OPT_COUNT, 4096, "width C", 64, NULL, 0 },
+        { "--vocab", OPT_COUNT, 65536, "vocabulary V", 32, NULL, 0 },
+        { "--seconds", OPT_NUMBER, 60, "time spent on each product, per side",
+          0.2, NULL, 0 },
+        OUTPUT_OPTIONS,
+        { NULL, 0, 0, NULL, 0, NULL, 0 }
+    };
+    int status = parse_options(command, "This book's gemm against OpenBLAS "
+                               "sgemm on one core, at the model's shapes.",
+                               options, argc - 1, argv + 1);
+    if (status != 0)
+        return status == 1 ? 0 : status;
+    openblas_set_num_threads(1);
+    int positions = (int)(option_number(options, "--batch")
+                          * option_number(options, "--seq"));
+    Product p[15];
+    int n = products(positions, (int)option_number(options, "--hidden"),
+                     (int)option_number(options, "--vocab"), p);
+    GemmWorkspace w;
+    gemm_workspace_init(&w);
+    Output out;
+    if (!w.a || !w.b || output_open(&out, command, options) != 0)
+        return 2;
+    FILE *table = report_requested(options) ? NULL : out.file;
+    if (table)
+        fprintf(table, "%-8s %14s %10s %10s %7s %9s\n", "product", "M × N × K",
+                "ours GF/s", "BLAS GF/s", "ratio", "max diff");
+    double log_sum = 0, time_ours = 0, time_blas = 0, worst = 0;
+    for (int i = 0; i < n; i++) {
+        Timing t = time_product(&p[i], &w, option_number(options, "--seconds"));
+        double flops = 2.0 * p[i].M * p[i].N * p[i].K;
+        log_sum += log(t.ours / t.blas);
+        time_ours += flops / t.ours;
+        time_blas += flops / t.blas;
+        worst = fmax(worst, t.difference);
+        if (table) {
+            char shape[32];
+            snprintf(shape, sizeof shape, "%d×%d×%d", p[i].M, p[i].N, p[i].K);
+            fprintf(table, "%-8s %16s %10.1f %10.1f %7.2f %9.1e\n", p[i].what,
+                    shape, t.ours / 1e9, t.blas / 1e9, t.ours / t.blas,
+                    t.difference);
+        }
+    }
+    double ratio = exp(log_sum / n);
+    char cpu[128];
+    cpu_name(cpu, sizeof cpu);
+    if (table)
+        fprintf(table, "\ngeometric mean of the ratios %.2f; ratio of total "
+                "times %.2f\n(one core of %s)\n", ratio, time_blas / time_ours,
+                cpu);
+    else {
+        Report r = { .count = 0 };
+        report_text(&r, "cpu", cpu);
+        report_add(&r, "ratio", FIELD_REAL, ratio);
+        report_add(&r, "time_ratio", FIELD_REAL, time_blas / time_ours);
+        report_add(&r, "max_difference", FIELD_SCI, worst);
+        print_report(out.file, &r, options);
+    }
+    gemm_workspace_free(&w);
+    return output_commit(&out, command);
+}

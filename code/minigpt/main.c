@@ -1,0 +1,539 @@
+/* Tangled from chapters/03-reference.nw; edit the chapter, not this file. */
+#include <tgmath.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "minigpt.h"
+
+typedef struct {
+    ModelConfig config;
+    int batch, steps, micro, eval_every, save_every, quiet;
+    real lr;
+    uint64_t seed;
+    const char *save, *resume, *log, *profile;
+} Settings;
+typedef struct {
+    int *inputs;     /* (B, T) */
+    int *targets;    /* (B, T) */
+} Batch;
+
+static int batch_alloc(Batch *b, int B, int T)
+{
+    b->inputs = malloc(sizeof(int) * (size_t)B * T);
+    b->targets = malloc(sizeof(int) * (size_t)B * T);
+    return b->inputs && b->targets ? 0 : -1;
+}
+
+static void batch_free(Batch *b)
+{
+    free(b->inputs);
+    free(b->targets);
+}
+
+static void batch_draw(Batch *b, const Language *lang, Rng *rng, int B, int T)
+{
+    int *text = malloc(sizeof(int) * (size_t)(T + 1));
+    if (text == NULL)
+        abort();
+    for (int i = 0; i < B; i++) {
+        language_sample(lang, rng, text, T + 1);
+        memcpy(b->inputs + (size_t)i * T, text, sizeof(int) * (size_t)T);
+        memcpy(b->targets + (size_t)i * T, text + 1, sizeof(int) * (size_t)T);
+    }
+    free(text);
+}
+
+static Rng validation_rng(uint64_t seed) { return (Rng){ seed ^ 0x76616c6964ULL }; }
+static Rng training_rng(uint64_t seed)   { return (Rng){ seed ^ 0x747261696eULL }; }
+static double batch_gradient(Model *m, const Batch *b, int B, int micro)
+{
+    int T = m->config.seq, per = B / micro;
+    double loss = 0.0;
+    for (int k = 0; k < micro; k++) {
+        const int *in = b->inputs + (size_t)k * per * T;
+        const int *tg = b->targets + (size_t)k * per * T;
+        loss += model_forward(m, in, tg, per);
+        model_backward(m, in, tg, per, 1.0f / (real)micro);
+    }
+    return loss / micro;
+}
+enum { VALIDATION_BATCHES = 4 };
+
+/* Mean loss over fixed validation batches; the tally is left as it was, so
+   that evaluation does not count as training work. */
+static double validation_loss(Model *m, const Language *lang, uint64_t seed,
+                              int B)
+{
+    Tally saved = m->tally;
+    Rng rng = validation_rng(seed);
+    Batch b;
+    if (batch_alloc(&b, B, m->config.seq) != 0)
+        abort();
+    double sum = 0.0;
+    for (int i = 0; i < VALIDATION_BATCHES; i++) {
+        batch_draw(&b, lang, &rng, B, m->config.seq);
+        sum += model_forward(m, b.inputs, b.targets, B);
+    }
+    batch_free(&b);
+    m->tally = saved;
+    return sum / VALIDATION_BATCHES;
+}
+enum { GRADCHECK_ENTRIES = 8 };
+static const double gradcheck_h = sizeof(real) == 8 ? 1e-5 : 3e-3;
+static const double gradcheck_tolerance = sizeof(real) == 8 ? 1e-5 : 0.25;
+
+static int gradcheck(Model *m, const Language *lang, const Settings *set,
+                     Option *options)
+{
+    int B = set->batch, T = set->config.seq;
+    Batch b;
+    Rng rng = training_rng(set->seed);
+    if (batch_alloc(&b, B, T) != 0)
+        abort();
+    batch_draw(&b, lang, &rng, B, T);
+    model_zero_grads(m);
+    batch_gradient(m, &b, B, 1);
+    Output out;
+    if (output_open(&out, "minigpt", options) != 0)
+        return 2;
+    FILE *table = report_requested(options) ? NULL : out.file;
+    if (table)
+        fprintf(table, "gradcheck: central differences with h = %g at %d "
+                "entries of each tensor\n\n%-10s %14s %14s\n", gradcheck_h,
+                GRADCHECK_ENTRIES, "tensor", "max |gradient|", "max rel. error");
+    double worst = 0.0;
+    const char *worst_name = param_names[0];
+    size_t offset = 0;
+    for (int t = 0; t < PARAM_TENSORS; t++) {
+        size_t size = m->param_size[t];
+        double largest = 0.0, error = 0.0;
+        for (size_t i = 0; i < size; i++)
+            largest = fmax(largest, fabs(m->grads_memory[offset + i]));
+        double floor_ = 1e-2 * largest;
+        for (int e = 0; e < GRADCHECK_ENTRIES; e++) {
+            size_t i = offset + (size_t)((2 * e + 1) * size / (2 * GRADCHECK_ENTRIES));
+            real saved = m->params_memory[i];
+            m->params_memory[i] = saved + (real)gradcheck_h;
+            double up = model_forward(m, b.inputs, b.targets, B);
+            m->params_memory[i] = saved - (real)gradcheck_h;
+            double down = model_forward(m, b.inputs, b.targets, B);
+            m->params_memory[i] = saved;
+            double numeric = (up - down) / (2 * gradcheck_h);
+            double analytic = m->grads_memory[i];
+            double scale = fmax(fmax(fabs(analytic), fabs(numeric)), floor_);
+            if (scale > 0)
+                error = fmax(error, fabs(analytic - numeric) / scale);
+        }
+        if (table)
+            fprintf(table, "%-10s %14.3e %14.2e\n", param_names[t], largest, error);
+        if (error > worst) {
+            worst = error;
+            worst_name = param_names[t];
+        }
+        offset += m->param_size[t];
+    }
+    int ok = worst <= gradcheck_tolerance;
+    if (table)
+        fprintf(table, "\nlargest relative error %.2e in %s (tolerance %g): %s\n",
+                worst, worst_name, gradcheck_tolerance, ok ? "OK" : "FAIL");
+    else {
+        Report r = { .count = 0 };
+        report_add(&r, "max_relative_error", FIELD_SCI, worst);
+        report_add(&r, "tolerance", FIELD_SCI, gradcheck_tolerance);
+        report_add(&r, "entries_per_tensor", FIELD_COUNT, GRADCHECK_ENTRIES);
+        report_add(&r, "tensors", FIELD_COUNT, PARAM_TENSORS);
+        report_text(&r, "worst_tensor", worst_name);
+        print_report(out.file, &r, options);
+    }
+    batch_free(&b);
+    if (output_commit(&out, "minigpt") != 0)
+        return 2;
+    return ok ? 0 : 1;
+}
+static const double verify_atol = 1e-6, verify_rtol = 1e-4;
+
+static int verify(Model *m, const Language *lang, const Settings *set,
+                  Option *options)
+{
+    int B = set->batch, T = set->config.seq;
+    size_t N = m->params_count;
+    Batch b;
+    Rng rng = training_rng(set->seed);
+    real *reference = malloc(sizeof(real) * N);
+    if (batch_alloc(&b, B, T) != 0 || reference == NULL)
+        abort();
+    batch_draw(&b, lang, &rng, B, T);
+    model_zero_grads(m);
+    double loss_ref = batch_gradient(m, &b, B, 1);
+    memcpy(reference, m->grads_memory, sizeof(real) * N);
+    model_zero_grads(m);
+    double loss = batch_gradient(m, &b, B, set->micro);
+    double dloss = fabs(loss - loss_ref), dgrad = 0.0;
+    int ok = dloss <= verify_atol + verify_rtol * fabs(loss_ref);
+    for (size_t i = 0; i < N; i++) {
+        double d = fabs((double)m->grads_memory[i] - reference[i]);
+        dgrad = fmax(dgrad, d);
+        if (d > verify_atol + verify_rtol * fabs(reference[i]))
+            ok = 0;
+    }
+    Output out;
+    if (output_open(&out, "minigpt", options) != 0)
+        return 2;
+    if (report_requested(options)) {
+        Report r = { .count = 0 };
+        report_add(&r, "micro_batches", FIELD_COUNT, set->micro);
+        report_add(&r, "max_dloss", FIELD_SCI, dloss);
+        report_add(&r, "max_dgrad", FIELD_SCI, dgrad);
+        report_add(&r, "atol", FIELD_SCI, verify_atol);
+        report_add(&r, "rtol", FIELD_SCI, verify_rtol);
+        report_text(&r, "result", ok ? "OK" : "FAIL");
+        print_report(out.file, &r, options);
+    } else {
+        fprintf(out.file, "verify: reference (the batch of %d in one pass) "
+                "against %d micro-batches of %d\n", B, set->micro,
+                B / set->micro);
+        fprintf(out.file, "verify: max |dloss| = %.3g, max |dgrad| = %.3g "
+                "(tolerance %g + %g·|ref|) %s\n", dloss, dgrad, verify_atol,
+                verify_rtol, ok ? "OK" : "FAIL");
+    }
+    free(reference);
+    batch_free(&b);
+    if (output_commit(&out, "minigpt") != 0)
+        return 2;
+    return ok ? 0 : 1;
+}
+typedef struct {
+    int steps;                 /* steps this process ran            */
+    double seconds;            /* in those steps alone              */
+    double train_loss, val_loss, unigram, bigram, peak;
+    Tally tally;               /* training work only                */
+} RunSummary;
+
+static double matmul_params(ModelConfig c)
+{
+    double C = c.hidden, L = c.layers;
+    return L * (3 * C * C + C * C + 4 * C * C + 4 * C * C) + C * c.vocab;
+}
+
+static void report_run(Report *r, const Model *m, const Settings *set,
+                       const RunSummary *s, const char *cpu)
+{
+    ModelConfig c = m->config;
+    double tokens = (double)set->batch * c.seq, steps = s->steps > 0 ? s->steps : 1;
+    double N = (double)m->params_count, L = c.layers, C = c.hidden;
+    double per_layer = 0.0, kept = 0.0;
+    for (int i = 0; i < ACT_TENSORS; i++)
+        if (i != ACT_TENSORS - 1)                   /* not the scratch */
+            kept += 4.0 * m->act_size[i];
+    for (int i = 1; i <= 13; i++)                   /* ln1 .. res3 */
+        per_layer += 4.0 * m->act_size[i] / L;
+    double sbh = tokens * C, as2b = (double)c.heads * c.seq * c.seq * set->batch;
+    double flops = s->tally.flops / steps;
+    report_text(r, "cpu", cpu);
+    report_add(r, "layers", FIELD_COUNT, L);
+    report_add(r, "hidden", FIELD_COUNT, C);
+    report_add(r, "heads", FIELD_COUNT, c.heads);
+    report_add(r, "seq", FIELD_COUNT, c.seq);
+    report_add(r, "vocab", FIELD_COUNT, c.vocab);
+    report_add(r, "batch", FIELD_COUNT, set->batch);
+    report_add(r, "params", FIELD_COUNT, N);
+    report_add(r, "matmul_params", FIELD_COUNT, matmul_params(c));
+    report_add(r, "steps", FIELD_COUNT, s->steps);
+    report_add(r, "tokens_per_step", FIELD_COUNT, tokens);
+    report_add(r, "train_loss", FIELD_REAL, s->train_loss);
+    report_add(r, "val_loss", FIELD_REAL, s->val_loss);
+    report_add(r, "unigram_entropy", FIELD_REAL, s->unigram);
+    report_add(r, "bigram_entropy", FIELD_REAL, s->bigram);
+    report_add(r, "seconds", FIELD_REAL, s->seconds);
+    report_add(r, "tokens_per_second", FIELD_COUNT,
+               round(tokens * s->steps / s->seconds));
+    report_add(r, "flops_per_step", FIELD_SCI, flops);
+    report_add(r, "flops_six_n_per_step", FIELD_SCI, 6 * N * tokens);
+    report_add(r, "flops_matmul_per_step", FIELD_SCI,
+               6 * matmul_params(c) * tokens);
+    report_add(r, "flops_attention_per_step", FIELD_SCI,
+               6 * L * C * (c.seq + 1) * tokens);
+    report_add(r, "flops_attention_palm_per_step", FIELD_SCI,
+               12 * L * c.seq * C * tokens);
+    report_add(r, "achieved_flops", FIELD_SCI, flops * steps / s->seconds);
+    report_add(r, "peak_flops", FIELD_SCI, s->peak);
+    report_add(r, "mfu", FIELD_FRACTION, flops * steps / s->seconds / s->peak);
+    report_add(r, "bytes_per_param", FIELD_REAL, 16);
+    report_add(r, "state_bytes", FIELD_BYTES, 16 * N);
+    report_add(r, "activation_bytes", FIELD_BYTES, kept);
+    report_add(r, "activation_bytes_per_layer", FIELD_BYTES, per_layer);
+    report_add(r, "activation_formula_per_layer", FIELD_BYTES,
+               64 * sbh + 4 * as2b);
+    report_add(r, "backward_buffer_bytes", FIELD_BYTES,
+               4.0 * (m->grad_acts_count + m->act_size[ACT_TENSORS - 1]));
+}
+static double field(const Report *r, const char *key)
+{
+    for (int i = 0; i < r->count; i++)
+        if (strcmp(r->fields[i].key, key) == 0)
+            return r->fields[i].value;
+    abort();
+}
+
+static void print_run(FILE *out, const Report *r, const char *cpu)
+{
+#define F(key) field(r, key)
+    fprintf(out, "minigpt: %s layers, hidden %s, %s heads, context %s, "
+            "vocabulary %s, batch %s\n", grouped(F("layers")).s,
+            grouped(F("hidden")).s, grouped(F("heads")).s,
+            grouped(F("seq")).s, grouped(F("vocab")).s, grouped(F("batch")).s);
+    fprintf(out, "parameters     = %s\n", grouped(F("params")).s);
+    fprintf(out, "training state = %s × (4 + 4 + 8) B = %s: weights, "
+            "gradients, Adam m, v\n", grouped(F("params")).s,
+            bytes_auto(F("state_bytes")).s);
+    fprintf(out, "language       = unigram entropy %s, bigram %s nats per "
+            "token\n", sig(F("unigram_entropy"), 3).s,
+            sig(F("bigram_entropy"), 3).s);
+    fprintf(out, "loss           = %s train, %s validation after %s steps\n",
+            sig(F("train_loss"), 3).s, sig(F("val_loss"), 3).s,
+            grouped(F("steps")).s);
+    fprintf(out, "speed          = %s tokens/s (%s tokens per step, %s s "
+            "in all)\n", grouped(F("tokens_per_second")).s,
+            grouped(F("tokens_per_step")).s, sig(F("seconds"), 3).s);
+    fprintf(out, "FLOPs per step = %s counted = %s matrices + %s attention\n",
+            sci(F("flops_per_step"), 3).s, sci(F("flops_matmul_per_step"), 3).s,
+            sci(F("flops_attention_per_step"), 3).s);
+    fprintf(out, "  6N per step  = %s (counts embeddings, biases; no "
+            "attention)\n", sci(F("flops_six_n_per_step"), 3).s);
+    fprintf(out, "rate           = %s FLOP/s achieved on one core of %s\n",
+            sci(F("achieved_flops"), 3).s, cpu);
+    fprintf(out, "  peak         = %s FLOP/s measured (FMA loop); MFU %s %%\n",
+            sci(F("peak_flops"), 3).s, sig(100 * F("mfu"), 3).s);
+    fprintf(out, "activations    = %s kept for the backward pass, %s per "
+            "layer\n", bytes_auto(F("activation_bytes")).s,
+            bytes_auto(F("activation_bytes_per_layer")).s);
+    fprintf(out, "  formula      = 64sbh + 4as²b = %s per layer (fp32, no "
+            "dropout)\n", bytes_auto(F("activation_formula_per_layer")).s);
+#undef F
+}
+static const char *const op_names[OPS] = {
+    "embedding", "layernorm", "matmul", "attention", "gelu", "residual",
+    "softmax+loss", "adamw"
+};
+
+static int write_profile(const char *path, const Tally *t, int steps)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "op,forward,backward,update\n");
+    for (int op = 0; op < OPS; op++) {
+        int update = op == OP_OPTIMIZER;
+        fprintf(f, "%s,%.9g,%.9g,%.9g\n", op_names[op],
+                update ? 0.0 : t->seconds[op][0] / steps,
+                update ? 0.0 : t->seconds[op][1] / steps,
+                update ? t->seconds[op][0] / steps : 0.0);
+    }
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static int train(Model *m, const Language *lang, const Settings *set,
+                 Option *options)
+{
+    const char *command = "minigpt";
+    char why[1024], cpu[128];
+    TrainingState state = { set->config, set->batch, set->seed, 0, 0,
+                            training_rng(set->seed) };
+    if (set->resume != NULL
+        && checkpoint_load(set->resume, m, &state, why, sizeof why) != 0) {
+        complain(command, "--resume: %s", why);
+        return 2;
+    }
+    FILE *log = NULL;
+    if (set->log != NULL && (log = fopen(set->log, "w")) == NULL) {
+        complain(command, "--log: cannot write %s", set->log);
+        return 2;
+    }
+    RunSummary s = { 0 };
+    s.peak = measure_peak_flops(0.25);
+    language_entropy(lang, set->seed ^ 0x656e74726f7079ULL, 1000000,
+                     &s.unigram, &s.bigram);
+    AdamW opt = { set->lr, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f };
+    Batch b;
+    if (batch_alloc(&b, set->batch, set->config.seq) != 0)
+        abort();
+    if (log != NULL)
+        fprintf(log, "step,lr,train_loss,val_loss,grad_norm\n");
+    memset(&m->tally, 0, sizeof m->tally);
+    s.val_loss = NAN;
+    for (int step = (int)state.step; step < set->steps; step++) {
+        double started = seconds_now();
+        batch_draw(&b, lang, &state.data, set->batch, set->config.seq);
+        state.sequences += (uint64_t)set->batch;
+        model_zero_grads(m);
+        s.train_loss = batch_gradient(m, &b, set->batch, set->micro);
+        real lr = learning_rate(set->lr, step, set->steps), norm;
+        TIMED(m, OP_OPTIMIZER, 0, norm = clip_gradients(m, opt.clip));
+        TIMED(m, OP_OPTIMIZER, 0, adamw_update(m, &opt, lr, step + 1));
+        state.step = (uint64_t)step + 1;
+        s.seconds += seconds_now() - started;
+        s.steps++;
+        int last = step + 1 == set->steps;
+        int evaluate = (step + 1) % set->eval_every == 0 || last;
+        if (evaluate)
+            s.val_loss = validation_loss(m, lang, set->seed, set->batch);
+        if (log != NULL) {
+            fprintf(log, "%d,%.6g,%.6f,", step + 1, lr, s.train_loss);
+            if (evaluate)
+                fprintf(log, "%.6f", s.val_loss);
+            fprintf(log, ",%.6g\n", norm);
+        }
+        if (!set->quiet) {
+            fprintf(stderr, "step %d/%d: loss %.4f, lr %.2e, grad norm %.3f, "
+                    "%.0f tokens/s", step + 1, set->steps, s.train_loss, lr, norm,
+                    (double)set->batch * set->config.seq * s.steps / s.seconds);
+            if (evaluate)
+                fprintf(stderr, ", validation %.4f", s.val_loss);
+            fputc('\n', stderr);
+        }
+        if (set->save != NULL && set->save_every > 0 && !last
+            && (step + 1) % set->save_every == 0
+            && checkpoint_save(set->save, m, &state, why, sizeof why) != 0) {
+            complain(command, "--save: %s", why);
+            return 2;
+        }
+    }
+    batch_free(&b);
+    s.tally = m->tally;
+    if (log != NULL)
+        fclose(log);
+    if (set->save != NULL
+        && checkpoint_save(set->save, m, &state, why, sizeof why) != 0) {
+        complain(command, "--save: %s", why);
+        return 2;
+    }
+    if (isnan(s.val_loss))
+        s.val_loss = validation_loss(m, lang, set->seed, set->batch);
+    if (s.steps > 0 && set->profile != NULL
+        && write_profile(set->profile, &s.tally, s.steps) != 0) {
+        complain(command, "--profile: cannot write %s", set->profile);
+        return 2;
+    }
+    if (s.seconds <= 0)
+        s.seconds = 1e-9;
+    cpu_name(cpu, sizeof cpu);
+    for (char *c = cpu; *c; c++)         /* keep the name safe for LaTeX */
+        if (strchr("&%$#_{}~^\\", *c))
+            *c = ' ';
+    Report r = { .count = 0 };
+    report_run(&r, m, set, &s, cpu);
+    Output out;
+    if (output_open(&out, command, options) != 0)
+        return 2;
+    if (report_requested(options))
+        print_report(out.file, &r, options);
+    else
+        print_run(out.file, &r, cpu);
+    return output_commit(&out, command);
+}
+static int read_settings(const char *command, Option *o, Settings *set)
+{
+    *set = (Settings){
+        .config = { (int)option_number(o, "--layers"),
+                    (int)option_number(o, "--hidden"),
+                    (int)option_number(o, "--heads"),
+                    (int)option_number(o, "--seq"),
+                    (int)option_number(o, "--vocab") },
+        .batch = (int)option_number(o, "--batch"),
+        .steps = (int)option_number(o, "--steps"),
+        .micro = (int)option_number(o, "--micro-batches"),
+        .eval_every = (int)option_number(o, "--eval-every"),
+        .save_every = (int)option_number(o, "--save-every"),
+        .quiet = option_given(o, "--quiet"),
+        .lr = (real)option_number(o, "--lr"),
+        .seed = (uint64_t)option_number(o, "--seed"),
+        .save = option_text(o, "--save"),
+        .resume = option_text(o, "--resume"),
+        .log = option_text(o, "--log"),
+        .profile = option_text(o, "--profile"),
+    };
+    ModelConfig c = set->config;
+    double activations = 4.0 * set->batch * c.seq * c.layers
+                       * (16.0 * c.hidden + (double)c.heads * c.seq)
+                       + 8.0 * set->batch * c.seq * c.vocab;
+    if (c.hidden % c.heads != 0)
+        complain(command, "--heads (%d) must divide --hidden (%d)", c.heads,
+                 c.hidden);
+    else if (c.vocab < MIN_VOCAB)
+        complain(command, "--vocab must be at least %d; got %d", MIN_VOCAB,
+                 c.vocab);
+    else if (set->batch % set->micro != 0)
+        complain(command, "--micro-batches (%d) must divide --batch (%d)",
+                 set->micro, set->batch);
+    else if (activations > 16e9)
+        complain(command, "--batch, --seq, --hidden and --layers ask for %s "
+                 "of activations; the limit is 16 GB",
+                 bytes_auto(activations).s);
+    else if (option_given(o, "--save-every") && set->save == NULL)
+        complain(command, "--save-every needs --save PATH");
+    else
+        return 0;
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    const char *command = "minigpt";
+    Option options[] = {
+        { "--layers", OPT_COUNT, 64, "transformer blocks L", 2, NULL, 0 },
+        { "--hidden", OPT_COUNT, 4096, "width C of the residual stream", 64,
+          NULL, 0 },
+        { "--heads", OPT_COUNT, 64, "attention heads H (divides --hidden)", 4,
+          NULL, 0 },
+        { "--seq", OPT_COUNT, 4096, "context length T", 64, NULL, 0 },
+        { "--batch", OPT_COUNT, 4096, "sequences B per step", 8, NULL, 0 },
+        { "--vocab", OPT_COUNT, 65536, "vocabulary V (at least 8)", 32, NULL, 0 },
+        { "--steps", OPT_COUNT, 1e7, "optimizer steps", 300, NULL, 0 },
+        { "--lr", OPT_NUMBER, 1, "peak learning rate", 3e-3, NULL, 0 },
+        { "--seed", OPT_COUNT, 1e15, "seed of the language, weights and data",
+          1, NULL, 0 },
+        { "--micro-batches", OPT_COUNT, 4096,
+          "split each batch into this many (gradient accumulation)", 1, NULL, 0 },
+        { "--eval-every", OPT_COUNT, 1e7, "steps between validation losses", 50,
+          NULL, 0 },
+        { "--save", OPT_PATH, 0, "write a checkpoint here (at the end, and "
+          "every --save-every steps)", 0, NULL, 0 },
+        { "--save-every", OPT_COUNT, 1e7, "steps between checkpoints", 0, NULL, 0 },
+        { "--resume", OPT_PATH, 0, "continue from this checkpoint", 0, NULL, 0 },
+        { "--log", OPT_PATH, 0, "write a CSV line per step here", 0, NULL, 0 },
+        { "--profile", OPT_PATH, 0, "write seconds per step by operation here",
+          0, NULL, 0 },
+        { "--gradcheck", OPT_SWITCH, 0,
+          "check the gradients against finite differences and exit", 0, NULL, 0 },
+        { "--verify", OPT_SWITCH, 0, "compare the configuration with the "
+          "reference on one batch and exit", 0, NULL, 0 },
+        { "--quiet", OPT_SWITCH, 0, "no progress on standard error", 0, NULL, 0 },
+        OUTPUT_OPTIONS,
+        { NULL, 0, 0, NULL, 0, NULL, 0 }
+    };
+    int status = parse_options(command, "A small GPT trained on one CPU core: "
+                               "the reference every parallel chapter checks "
+                               "against.", options, argc - 1, argv + 1);
+    if (status != 0)
+        return status == 1 ? 0 : status;
+    Settings set;
+    if (read_settings(command, options, &set) != 0)
+        return 2;
+    Model model;
+    if (model_init(&model, set.config, set.batch) != 0) {
+        complain(command, "cannot allocate the model (%s)", "out of memory");
+        return 2;
+    }
+    model_init_weights(&model, set.seed);
+    Language lang;
+    language_init(&lang, set.config.vocab, set.seed);
+    if (option_given(options, "--gradcheck"))
+        status = gradcheck(&model, &lang, &set, options);
+    else if (option_given(options, "--verify"))
+        status = verify(&model, &lang, &set, options);
+    else
+        status = train(&model, &lang, &set, options);
+    model_free(&model);
+    return status;
+}

@@ -1,0 +1,228 @@
+/* Tangled from chapters/03-reference.nw; edit the chapter, not this file. */
+#ifndef MINIGPT_H
+#define MINIGPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/cli.h"
+
+/* The model's numbers: single precision, or double in the twin binary
+   minigpt-fp64 that the gradient check uses (built with -DMINIGPT_FP64). */
+#ifdef MINIGPT_FP64
+typedef double real;
+#else
+typedef float real;
+#endif
+
+typedef struct {
+    int layers;   /* L */
+    int hidden;   /* C, divisible by heads */
+    int heads;    /* H */
+    int seq;      /* T, the context length */
+    int vocab;    /* V */
+} ModelConfig;
+typedef struct {
+    uint64_t state;
+} Rng;
+
+uint64_t rng_next(Rng *r);
+float rng_uniform(Rng *r);             /* in [0, 1) */
+float rng_normal(Rng *r);              /* mean 0, standard deviation 1 */
+int rng_below(Rng *r, int n);          /* in [0, n) */
+enum { LEXICON_WORDS = 24, WORD_SUCCESSORS = 3, MIN_VOCAB = 8 };
+
+/* Tokens 0, 1 and 2 are the full stop, the space and the copy bar; the
+   letters of the words are tokens 3 to V - 1. */
+enum { TOKEN_STOP = 0, TOKEN_SPACE = 1, TOKEN_BAR = 2, FIRST_LETTER = 3 };
+
+typedef struct {
+    int vocab;
+    int word_length[LEXICON_WORDS];
+    int word[LEXICON_WORDS][5];                   /* letters of each word */
+    int successor[LEXICON_WORDS][WORD_SUCCESSORS];
+} Language;
+
+void language_init(Language *lang, int vocab, uint64_t seed);
+/* Fill tokens[0..n) with the start of a fresh stretch of text. */
+void language_sample(const Language *lang, Rng *rng, int *tokens, int n);
+/* Entropy estimates in nats per token, from a sample of n tokens. */
+void language_entropy(const Language *lang, uint64_t seed, int n,
+                      double *unigram, double *bigram);
+char token_char(int token);
+enum { PARAM_TENSORS = 17 };
+
+typedef struct {
+    real *wte;        /* (V, C)     token embedding                 */
+    real *wpe;        /* (T, C)     position embedding              */
+    real *ln1_w;      /* (L, C)     first layer norm, scale         */
+    real *ln1_b;      /* (L, C)                       shift         */
+    real *qkv_w;      /* (L, C, 3C) query, key and value projection */
+    real *qkv_b;      /* (L, 3C)                                    */
+    real *proj_w;     /* (L, C, C)  attention output projection     */
+    real *proj_b;     /* (L, C)                                     */
+    real *ln2_w;      /* (L, C)     second layer norm               */
+    real *ln2_b;      /* (L, C)                                     */
+    real *fc_w;       /* (L, C, 4C) MLP up                          */
+    real *fc_b;       /* (L, 4C)                                    */
+    real *fcproj_w;   /* (L, 4C, C) MLP down                        */
+    real *fcproj_b;   /* (L, C)                                     */
+    real *lnf_w;      /* (C)        final layer norm                */
+    real *lnf_b;      /* (C)                                        */
+    real *head_w;     /* (C, V)     language-model head             */
+} Params;
+enum { ACT_TENSORS = 20 };
+
+typedef struct {
+    real *encoded;    /* (B, T, C)      embeddings, the stream's start */
+    real *ln1;        /* (L, B, T, C)   first layer norm output        */
+    real *ln1_mean;   /* (L, B, T)                                     */
+    real *ln1_rstd;   /* (L, B, T)      1 / standard deviation         */
+    real *qkv;        /* (L, B, T, 3C)  queries, keys, values          */
+    real *att;        /* (L, B, H, T, T) attention probabilities       */
+    real *atty;       /* (L, B, T, C)   attention output, per head     */
+    real *res2;       /* (L, B, T, C)   stream after attention         */
+    real *ln2;        /* (L, B, T, C)   second layer norm output       */
+    real *ln2_mean;   /* (L, B, T)                                     */
+    real *ln2_rstd;   /* (L, B, T)                                     */
+    real *fch;        /* (L, B, T, 4C)  MLP hidden, before GELU        */
+    real *fch_gelu;   /* (L, B, T, 4C)  MLP hidden, after GELU         */
+    real *res3;       /* (L, B, T, C)   stream after the block         */
+    real *lnf;        /* (B, T, C)      final layer norm output        */
+    real *lnf_mean;   /* (B, T)                                        */
+    real *lnf_rstd;   /* (B, T)                                        */
+    real *probs;      /* (B, T, V)      logits, then probabilities     */
+    real *losses;     /* (B, T)         loss at each position          */
+    real *scratch;    /* (B, T, C)      a temporary, not kept          */
+} Activations;
+typedef struct {
+    real *dres;       /* (B, T, C)   gradient of the residual stream */
+    real *dtmp;       /* (B, T, C)   gradient of a layer norm output  */
+    real *dqkv;       /* (B, T, 3C)                                   */
+    real *dfch;       /* (B, T, 4C)                                   */
+    real *dfch_gelu;  /* (B, T, 4C)                                   */
+    real *dlogits;    /* (B, T, V)                                    */
+    real *datt_row;   /* (T)         one row of attention gradients   */
+} Gradients;
+typedef enum {
+    OP_EMBED, OP_LAYERNORM, OP_MATMUL, OP_ATTENTION, OP_GELU, OP_RESIDUAL,
+    OP_LOSS, OP_OPTIMIZER, OPS
+} Op;
+
+typedef struct {
+    double seconds[OPS][2];   /* [op][0 forward, 1 backward] */
+    double flops;             /* counted multiply-add FLOPs  */
+} Tally;
+
+typedef struct {
+    real *a;                 /* a packed panel of A                 */
+    real *b;                 /* a packed panel of B                 */
+} GemmWorkspace;
+
+typedef struct {
+    ModelConfig config;
+    int batch;                       /* B the activations are sized for */
+    size_t param_size[PARAM_TENSORS];
+    size_t params_count;             /* N */
+    real *params_memory;            /* (N)                      */
+    real *grads_memory;             /* (N)                      */
+    real *m_memory;                 /* (N) Adam's first moment  */
+    real *v_memory;                 /* (N) Adam's second moment */
+    Params params, grads;
+    size_t act_size[ACT_TENSORS];
+    size_t acts_count;
+    real *acts_memory;
+    Activations acts;
+    size_t grad_acts_count;
+    real *grad_acts_memory;
+    Gradients grad_acts;
+    GemmWorkspace gemm;
+    Tally tally;
+    real loss;                      /* mean loss of the last forward */
+} Model;
+
+extern const char *const param_names[PARAM_TENSORS];
+extern const char *const act_names[ACT_TENSORS];
+
+/* Allocate a model for batches of `batch` sequences; 0 on success. */
+int model_init(Model *m, ModelConfig config, int batch);
+void model_free(Model *m);
+void model_init_weights(Model *m, uint64_t seed);
+void model_zero_grads(Model *m);
+double seconds_now(void);
+/* C (M, N) = op(A) (M, K) · op(B) (K, N), or += when accumulate is set.
+   op(A) is A, or A transposed when trans_a is set; likewise B. */
+void gemm(GemmWorkspace *w, int M, int N, int K,
+          const real *A, int lda, int trans_a,
+          const real *B, int ldb, int trans_b,
+          real *C, int ldc, int accumulate);
+void gemm_workspace_init(GemmWorkspace *w);
+void gemm_workspace_free(GemmWorkspace *w);
+void encoder_forward(real *out, const int *tokens, const real *wte,
+                     const real *wpe, int B, int T, int C);
+void encoder_backward(real *dwte, real *dwpe, const real *dout,
+                      const int *tokens, int B, int T, int C);
+void layernorm_forward(real *out, real *mean, real *rstd, const real *in,
+                       const real *w, const real *b, int N, int C);
+void layernorm_backward(real *din, real *dw, real *db, const real *dout,
+                        const real *in, const real *w, const real *mean,
+                        const real *rstd, int N, int C);
+void matmul_forward(GemmWorkspace *ws, real *out, const real *in,
+                    const real *w, const real *bias, int N, int C, int OC,
+                    double *flops);
+void matmul_backward(GemmWorkspace *ws, real *din, real *dw, real *dbias,
+                     const real *dout, const real *in, const real *w,
+                     int N, int C, int OC, double *flops);
+void attention_forward(real *out, real *att, const real *qkv,
+                       int B, int T, int C, int H, double *flops);
+void attention_backward(real *dqkv, real *datt_row, const real *dout,
+                        const real *qkv, const real *att,
+                        int B, int T, int C, int H, double *flops);
+void gelu_forward(real *out, const real *in, size_t n);
+void gelu_backward(real *din, const real *in, const real *dout, size_t n);
+void residual_forward(real *out, const real *a, const real *b, size_t n);
+double crossentropy_forward(real *probs, real *losses, const int *targets,
+                            int N, int V);
+void crossentropy_backward(real *dlogits, const real *probs,
+                           const int *targets, int N, int V, real scale);
+/* Run `call` and add its time to the tally of `op` in `direction`. */
+#define TIMED(m, op, direction, call)                                   \
+    do {                                                                \
+        double started_ = seconds_now();                                \
+        call;                                                           \
+        (m)->tally.seconds[op][direction] += seconds_now() - started_;  \
+    } while (0)
+
+/* Mean loss over the B × T positions; inputs and targets are (B, T). */
+double model_forward(Model *m, const int *inputs, const int *targets, int B);
+/* Add the gradient of scale × (mean loss) to m->grads. */
+void model_backward(Model *m, const int *inputs, const int *targets, int B,
+                    real scale);
+typedef struct {
+    real lr, beta1, beta2, eps, weight_decay, clip;
+} AdamW;
+
+real learning_rate(real peak, int step, int steps);
+/* Scale the gradients to norm at most `clip`; returns the norm before. */
+real clip_gradients(Model *m, real clip);
+/* One AdamW step; `step` counts from 1 for the bias correction. */
+void adamw_update(Model *m, const AdamW *opt, real lr, int step);
+typedef struct {
+    ModelConfig config;
+    int batch;               /* sequences per optimizer step         */
+    uint64_t seed;           /* the language and the initial weights */
+    uint64_t step;           /* optimizer steps taken                */
+    uint64_t sequences;      /* training sequences consumed          */
+    Rng data;                /* where the data stream continues      */
+} TrainingState;
+
+/* 0 on success; otherwise a one-line reason in `why`. */
+int checkpoint_save(const char *path, const Model *m, const TrainingState *s,
+                    char *why, size_t why_size);
+int checkpoint_load(const char *path, Model *m, TrainingState *s,
+                    char *why, size_t why_size);
+/* FLOP/s of one core doing nothing but fused multiply-adds. */
+double measure_peak_flops(double seconds);
+/* The processor's name, as /proc/cpuinfo gives it. */
+const char *cpu_name(char *buffer, size_t size);
+#endif
