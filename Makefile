@@ -5,6 +5,8 @@
 #                   build/solutions.pdf
 #   make test       the same, then the whole test-suite through prove
 #   make bench      time this book's matrix multiply against OpenBLAS
+#   make lab-attention LAB=file.c
+#                   grade a student's attention backward pass
 #   make clean      remove build/
 #
 # The build runs in phases, each a fresh make, so that a phase sees the files
@@ -40,7 +42,7 @@ endif
 OBJ := $(B)/obj
 
 .PHONY: all deps tangle tangle-into programs runs figures book solutions \
-        test bench clean info FORCE
+        test bench lab-attention clean info FORCE
 
 all:
 	@$(MAKE) --no-print-directory deps
@@ -142,6 +144,23 @@ $(OBJ64)/%.o: code/%.c $(OBJ)/cflags
 $(B)/bin/minigpt-fp64: $(MINIGPT64_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The attention-backward lab: the fp64 trainer with the student's
+# attention_backward in place of the chapter's, graded by the gradient check.
+LAB ?= exercises/03-lab/attention_backward.c
+LAB_FLAGS := --gradcheck --layers 2 --hidden 16 --heads 2 --seq 8 --batch 2 \
+             --vocab 16
+
+lab-attention: $(MINIGPT64_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(B)/lab
+	$(CC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -DLAB_ATTENTION_BACKWARD \
+	  -c code/minigpt/layers.c -o $(B)/lab/layers.o
+	$(CC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -Icode/minigpt -c $(LAB) \
+	  -o $(B)/lab/student.o
+	$(CC) $(LDFLAGS) $(B)/lab/layers.o $(B)/lab/student.o \
+	  $(filter-out $(OBJ64)/minigpt/layers.o,$(MINIGPT64_OBJ)) $(COMMON_OBJ) \
+	  $(LDLIBS) -o $(B)/lab/minigpt-lab
+	$(B)/lab/minigpt-lab $(LAB_FLAGS)
 
 # OpenBLAS is only the yardstick of the benchmark; minigpt does not link it.
 $(B)/bin/matmul-bench: $(OBJ)/minigpt/bench.o $(OBJ)/minigpt/gemm.o \

@@ -93,6 +93,8 @@ int report_requested(Option *options);
 void print_report(FILE *out, const Report *r, Option *options);
 /* Open standard output or the --output file; 0 on success, 2 on error. */
 int output_open(Output *o, const char *command, Option *options);
+/* The same for a given path (NULL for standard output). */
+int output_open_path(Output *o, const char *command, const char *path);
 /* Close and move the file into place; 0 on success, 2 on error. */
 int output_commit(Output *o, const char *command);
 #endif

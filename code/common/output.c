@@ -7,7 +7,12 @@
 
 int output_open(Output *o, const char *command, Option *options)
 {
-    o->path = option_text(options, "--output");
+    return output_open_path(o, command, option_text(options, "--output"));
+}
+
+int output_open_path(Output *o, const char *command, const char *path)
+{
+    o->path = path;
     if (o->path == NULL) {
         o->file = stdout;
         return 0;
@@ -16,7 +21,7 @@ int output_open(Output *o, const char *command, Option *options)
              (long)getpid());
     o->file = fopen(o->temporary, "w");
     if (o->file == NULL) {
-        complain(command, "--output: cannot write %s", o->path);
+        complain(command, "cannot write %s", o->path);
         return 2;
     }
     return 0;
@@ -29,7 +34,7 @@ int output_commit(Output *o, const char *command)
     int failed = ferror(o->file) | (fclose(o->file) != 0);
     if (failed || rename(o->temporary, o->path) != 0) {
         remove(o->temporary);
-        complain(command, "--output: could not finish writing %s", o->path);
+        complain(command, "could not finish writing %s", o->path);
         return 2;
     }
     return 0;

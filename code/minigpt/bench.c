@@ -62,6 +62,42 @@ static Timing time_product(const Product *p, GemmWorkspace *w, double seconds)
     free(A); free(B); free(C1); free(C2);
     return t;
 }
+typedef struct {
+    double ratio, time_ratio, worst;
+    char cpu[128];
+} Summary;
+
+static Summary summarise(const Product *p, const Timing *t, int n)
+{
+    Summary s = { 0, 0, 0, "" };
+    double log_sum = 0, time_ours = 0, time_blas = 0;
+    for (int i = 0; i < n; i++) {
+        double flops = 2.0 * p[i].M * p[i].N * p[i].K;
+        log_sum += log(t[i].ours / t[i].blas);
+        time_ours += flops / t[i].ours;
+        time_blas += flops / t[i].blas;
+        s.worst = fmax(s.worst, t[i].difference);
+    }
+    s.ratio = exp(log_sum / n);
+    s.time_ratio = time_blas / time_ours;
+    return s;
+}
+
+static void print_table(FILE *f, const Product *p, const Timing *t, int n,
+                        const Summary *s)
+{
+    fprintf(f, "%-8s %18s %10s %10s %7s %9s\n", "product", "M × N × K",
+            "ours GF/s", "BLAS GF/s", "ratio", "max diff");
+    for (int i = 0; i < n; i++) {
+        char shape[32];
+        snprintf(shape, sizeof shape, "%d×%d×%d", p[i].M, p[i].N, p[i].K);
+        fprintf(f, "%-8s %18s %10.1f %10.1f %7.2f %9.1e\n", p[i].what, shape,
+                t[i].ours / 1e9, t[i].blas / 1e9, t[i].ours / t[i].blas,
+                t[i].difference);
+    }
+    fprintf(f, "\ngeometric mean of the ratios %.2f; ratio of total times "
+            "%.2f\n(one core of %s)\n", s->ratio, s->time_ratio, s->cpu);
+}
 
 int main(int argc, char **argv)
 {
@@ -73,6 +109,8 @@ int main(int argc, char **argv)
         { "--vocab", OPT_COUNT, 65536, "vocabulary V", 32, NULL, 0 },
         { "--seconds", OPT_NUMBER, 60, "time spent on each product, per side",
           0.2, NULL, 0 },
+        { "--transcript", OPT_PATH, 0, "also write the readable table here",
+          0, NULL, 0 },
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }
     };
@@ -85,48 +123,38 @@ int main(int argc, char **argv)
     int positions = (int)(option_number(options, "--batch")
                           * option_number(options, "--seq"));
     Product p[15];
+    Timing t[15];
     int n = products(positions, (int)option_number(options, "--hidden"),
                      (int)option_number(options, "--vocab"), p);
     GemmWorkspace w;
     gemm_workspace_init(&w);
-    Output out;
-    if (!w.a || !w.b || output_open(&out, command, options) != 0)
+    if (!w.a || !w.b)
         return 2;
-    FILE *table = report_requested(options) ? NULL : out.file;
-    if (table)
-        fprintf(table, "%-8s %14s %10s %10s %7s %9s\n", "product", "M × N × K",
-                "ours GF/s", "BLAS GF/s", "ratio", "max diff");
-    double log_sum = 0, time_ours = 0, time_blas = 0, worst = 0;
-    for (int i = 0; i < n; i++) {
-        Timing t = time_product(&p[i], &w, option_number(options, "--seconds"));
-        double flops = 2.0 * p[i].M * p[i].N * p[i].K;
-        log_sum += log(t.ours / t.blas);
-        time_ours += flops / t.ours;
-        time_blas += flops / t.blas;
-        worst = fmax(worst, t.difference);
-        if (table) {
-            char shape[32];
-            snprintf(shape, sizeof shape, "%d×%d×%d", p[i].M, p[i].N, p[i].K);
-            fprintf(table, "%-8s %16s %10.1f %10.1f %7.2f %9.1e\n", p[i].what,
-                    shape, t.ours / 1e9, t.blas / 1e9, t.ours / t.blas,
-                    t.difference);
-        }
-    }
-    double ratio = exp(log_sum / n);
-    char cpu[128];
-    cpu_name(cpu, sizeof cpu);
-    if (table)
-        fprintf(table, "\ngeometric mean of the ratios %.2f; ratio of total "
-                "times %.2f\n(one core of %s)\n", ratio, time_blas / time_ours,
-                cpu);
-    else {
-        Report r = { .count = 0 };
-        report_text(&r, "cpu", cpu);
-        report_add(&r, "ratio", FIELD_REAL, ratio);
-        report_add(&r, "time_ratio", FIELD_REAL, time_blas / time_ours);
-        report_add(&r, "max_difference", FIELD_SCI, worst);
-        print_report(out.file, &r, options);
-    }
+    for (int i = 0; i < n; i++)
+        t[i] = time_product(&p[i], &w, option_number(options, "--seconds"));
     gemm_workspace_free(&w);
+    Summary sum = summarise(p, t, n);
+    cpu_name(sum.cpu, sizeof sum.cpu);
+    const char *transcript_path = option_text(options, "--transcript");
+    Output out;
+    if (transcript_path != NULL) {
+        if (output_open_path(&out, command, transcript_path) != 0)
+            return 2;
+        print_table(out.file, p, t, n, &sum);
+        if (output_commit(&out, command) != 0)
+            return 2;
+    }
+    if (output_open(&out, command, options) != 0)
+        return 2;
+    if (report_requested(options)) {
+        Report r = { .count = 0 };
+        report_text(&r, "cpu", sum.cpu);
+        report_add(&r, "ratio", FIELD_REAL, sum.ratio);
+        report_add(&r, "time_ratio", FIELD_REAL, sum.time_ratio);
+        report_add(&r, "max_difference", FIELD_SCI, sum.worst);
+        print_report(out.file, &r, options);
+    } else {
+        print_table(out.file, p, t, n, &sum);
+    }
     return output_commit(&out, command);
 }

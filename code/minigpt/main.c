@@ -46,6 +46,26 @@ static void batch_draw(Batch *b, const Language *lang, Rng *rng, int B, int T)
 
 static Rng validation_rng(uint64_t seed) { return (Rng){ seed ^ 0x76616c6964ULL }; }
 static Rng training_rng(uint64_t seed)   { return (Rng){ seed ^ 0x747261696eULL }; }
+
+/* The start of the training stream, as text, 72 characters to a line. */
+static int print_sample(const Settings *set, int n, Option *options)
+{
+    Language lang;
+    language_init(&lang, set->config.vocab, set->seed);
+    int *tokens = malloc(sizeof(int) * (size_t)n);
+    Output out;
+    if (tokens == NULL || output_open(&out, "minigpt", options) != 0)
+        return 2;
+    Rng rng = training_rng(set->seed);
+    language_sample(&lang, &rng, tokens, n);
+    for (int i = 0; i < n; i++) {
+        fputc(token_char(tokens[i]), out.file);
+        if ((i + 1) % 72 == 0 || i + 1 == n)
+            fputc('\n', out.file);
+    }
+    free(tokens);
+    return output_commit(&out, "minigpt");
+}
 static double batch_gradient(Model *m, const Batch *b, int B, int micro)
 {
     int T = m->config.seq, per = B / micro;
@@ -204,6 +224,7 @@ static int verify(Model *m, const Language *lang, const Settings *set,
     return ok ? 0 : 1;
 }
 typedef struct {
+    int step;                  /* the step the model has reached    */
     int steps;                 /* steps this process ran            */
     double seconds;            /* in those steps alone              */
     double train_loss, val_loss, unigram, bigram, peak;
@@ -239,6 +260,7 @@ static void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "batch", FIELD_COUNT, set->batch);
     report_add(r, "params", FIELD_COUNT, N);
     report_add(r, "matmul_params", FIELD_COUNT, matmul_params(c));
+    report_add(r, "step", FIELD_COUNT, s->step);
     report_add(r, "steps", FIELD_COUNT, s->steps);
     report_add(r, "tokens_per_step", FIELD_COUNT, tokens);
     report_add(r, "train_loss", FIELD_REAL, s->train_loss);
@@ -292,7 +314,7 @@ static void print_run(FILE *out, const Report *r, const char *cpu)
             sig(F("bigram_entropy"), 3).s);
     fprintf(out, "loss           = %s train, %s validation after %s steps\n",
             sig(F("train_loss"), 3).s, sig(F("val_loss"), 3).s,
-            grouped(F("steps")).s);
+            grouped(F("step")).s);
     fprintf(out, "speed          = %s tokens/s (%s tokens per step, %s s "
             "in all)\n", grouped(F("tokens_per_second")).s,
             grouped(F("tokens_per_step")).s, sig(F("seconds"), 3).s);
@@ -359,7 +381,7 @@ static int train(Model *m, const Language *lang, const Settings *set,
     if (batch_alloc(&b, set->batch, set->config.seq) != 0)
         abort();
     if (log != NULL)
-        fprintf(log, "step,lr,train_loss,val_loss,grad_norm\n");
+        fprintf(log, "step,lr,train_loss,val_loss,grad_norm,unigram,bigram\n");
     memset(&m->tally, 0, sizeof m->tally);
     s.val_loss = NAN;
     for (int step = (int)state.step; step < set->steps; step++) {
@@ -382,7 +404,7 @@ static int train(Model *m, const Language *lang, const Settings *set,
             fprintf(log, "%d,%.6g,%.6f,", step + 1, lr, s.train_loss);
             if (evaluate)
                 fprintf(log, "%.6f", s.val_loss);
-            fprintf(log, ",%.6g\n", norm);
+            fprintf(log, ",%.6g,%.6f,%.6f\n", norm, s.unigram, s.bigram);
         }
         if (!set->quiet) {
             fprintf(stderr, "step %d/%d: loss %.4f, lr %.2e, grad norm %.3f, "
@@ -401,6 +423,7 @@ static int train(Model *m, const Language *lang, const Settings *set,
     }
     batch_free(&b);
     s.tally = m->tally;
+    s.step = (int)state.step;
     if (log != NULL)
         fclose(log);
     if (set->save != NULL
@@ -423,7 +446,15 @@ static int train(Model *m, const Language *lang, const Settings *set,
             *c = ' ';
     Report r = { .count = 0 };
     report_run(&r, m, set, &s, cpu);
-    Output out;
+    Output out, transcript;
+    const char *transcript_path = option_text(options, "--transcript");
+    if (transcript_path != NULL) {
+        if (output_open_path(&transcript, command, transcript_path) != 0)
+            return 2;
+        print_run(transcript.file, &r, cpu);
+        if (output_commit(&transcript, command) != 0)
+            return 2;
+    }
     if (output_open(&out, command, options) != 0)
         return 2;
     if (report_requested(options))
@@ -504,11 +535,15 @@ int main(int argc, char **argv)
         { "--log", OPT_PATH, 0, "write a CSV line per step here", 0, NULL, 0 },
         { "--profile", OPT_PATH, 0, "write seconds per step by operation here",
           0, NULL, 0 },
+        { "--transcript", OPT_PATH, 0, "also write the readable report here",
+          0, NULL, 0 },
         { "--gradcheck", OPT_SWITCH, 0,
           "check the gradients against finite differences and exit", 0, NULL, 0 },
         { "--verify", OPT_SWITCH, 0, "compare the configuration with the "
           "reference on one batch and exit", 0, NULL, 0 },
         { "--quiet", OPT_SWITCH, 0, "no progress on standard error", 0, NULL, 0 },
+        { "--sample", OPT_COUNT, 1e6, "print this many tokens of the language "
+          "and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }
     };
@@ -520,6 +555,9 @@ int main(int argc, char **argv)
     Settings set;
     if (read_settings(command, options, &set) != 0)
         return 2;
+    if (option_given(options, "--sample"))
+        return print_sample(&set, (int)option_number(options, "--sample"),
+                            options);
     Model model;
     if (model_init(&model, set.config, set.batch) != 0) {
         complain(command, "cannot allocate the model (%s)", "out of memory");
