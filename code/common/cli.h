@@ -59,6 +59,7 @@ typedef struct {
 } Report;
 typedef struct {
     FILE *file;            /* where to print                      */
+    const char *flag;      /* the flag that named the file        */
     const char *path;      /* the final name, or NULL for stdout  */
     char temporary[4096];  /* the name written to until commit    */
 } Output;
@@ -93,8 +94,11 @@ int report_requested(Option *options);
 void print_report(FILE *out, const Report *r, Option *options);
 /* Open standard output or the --output file; 0 on success, 2 on error. */
 int output_open(Output *o, const char *command, Option *options);
-/* The same for a given path (NULL for standard output). */
-int output_open_path(Output *o, const char *command, const char *path);
+/* The same for the file named by `flag` (NULL path: standard output). */
+int output_open_path(Output *o, const char *command, const char *flag,
+                     const char *path);
+/* Refuse early a path that cannot be written: 0 if it can, 2 if not. */
+int check_writable(const char *command, const char *flag, const char *path);
 /* Close and move the file into place; 0 on success, 2 on error. */
 int output_commit(Output *o, const char *command);
 #endif

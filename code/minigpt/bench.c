@@ -119,12 +119,20 @@ int main(int argc, char **argv)
                                options, argc - 1, argv + 1);
     if (status != 0)
         return status == 1 ? 0 : status;
+    double positions = option_number(options, "--batch")
+                     * option_number(options, "--seq");
+    double widest = fmax(4 * option_number(options, "--hidden"),
+                         option_number(options, "--vocab"));
+    double bytes = 4.0 * (2 * positions * widest + widest * widest);
+    if (bytes > 4e9) {
+        complain(command, "--batch, --seq, --hidden and --vocab ask for %s "
+                 "per product; the limit is 4 GB", bytes_auto(bytes).s);
+        return 2;
+    }
     openblas_set_num_threads(1);
-    int positions = (int)(option_number(options, "--batch")
-                          * option_number(options, "--seq"));
     Product p[15];
     Timing t[15];
-    int n = products(positions, (int)option_number(options, "--hidden"),
+    int n = products((int)positions, (int)option_number(options, "--hidden"),
                      (int)option_number(options, "--vocab"), p);
     GemmWorkspace w;
     gemm_workspace_init(&w);
@@ -138,7 +146,7 @@ int main(int argc, char **argv)
     const char *transcript_path = option_text(options, "--transcript");
     Output out;
     if (transcript_path != NULL) {
-        if (output_open_path(&out, command, transcript_path) != 0)
+        if (output_open_path(&out, command, "--transcript", transcript_path) != 0)
             return 2;
         print_table(out.file, p, t, n, &sum);
         if (output_commit(&out, command) != 0)

@@ -67,39 +67,32 @@ int checkpoint_save(const char *path, const Model *m, const TrainingState *s,
     }
     return 0;
 }
-static unsigned char *read_all(const char *path, size_t *size)
+/* Read at most `limit` bytes: a checkpoint of the expected size fits, and
+   a file that is longer (or endless, like /dev/zero) shows as too long. */
+static unsigned char *read_all(const char *path, size_t limit, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return NULL;
-    size_t capacity = 1 << 16, used = 0;
-    unsigned char *data = malloc(capacity);
-    while (data != NULL) {
-        used += fread(data + used, 1, capacity - used, f);
-        if (used < capacity)
-            break;
-        unsigned char *bigger = realloc(data, capacity *= 2);
-        if (bigger == NULL)
-            free(data);
-        data = bigger;
-    }
+    unsigned char *data = malloc(limit);
+    if (data != NULL)
+        *size = fread(data, 1, limit, f);
     fclose(f);
-    *size = used;
     return data;
 }
 
 int checkpoint_load(const char *path, Model *m, TrainingState *s,
                     char *why, size_t why_size)
 {
+    uint64_t h[HEADER_WORDS], want[HEADER_WORDS];
+    size_t arrays = 3 * m->params_count * sizeof(real);
+    size_t expected = sizeof h + arrays + sizeof(uint64_t);
     size_t size = 0;
-    unsigned char *data = read_all(path, &size);
+    unsigned char *data = read_all(path, expected + 1, &size);
     if (data == NULL) {
         snprintf(why, why_size, "cannot read %s", path);
         return -1;
     }
-    uint64_t h[HEADER_WORDS], want[HEADER_WORDS];
-    size_t arrays = 3 * m->params_count * sizeof(real);
-    size_t expected = sizeof h + arrays + sizeof(uint64_t);
     int status = -1;
     header_words(m, s, want);
     if (size < sizeof h || memcmp(data, magic, sizeof magic) != 0)
@@ -121,8 +114,10 @@ int checkpoint_load(const char *path, Model *m, TrainingState *s,
                  (unsigned long long)h[6], (unsigned long long)h[7],
                  (unsigned long long)h[8]);
     else if (size != expected)
-        snprintf(why, why_size, "%s is truncated or padded: %zu bytes, "
-                 "expected %zu", path, size, expected);
+        snprintf(why, why_size, "%s is %s: %s%zu bytes, expected %zu", path,
+                 size < expected ? "truncated" : "too long",
+                 size > expected ? "more than " : "", size - (size > expected),
+                 expected);
     else {
         uint64_t stored;
         memcpy(&stored, data + size - sizeof stored, sizeof stored);

@@ -243,12 +243,13 @@ static void report_run(Report *r, const Model *m, const Settings *set,
     ModelConfig c = m->config;
     double tokens = (double)set->batch * c.seq, steps = s->steps > 0 ? s->steps : 1;
     double N = (double)m->params_count, L = c.layers, C = c.hidden;
+    double word = sizeof(real);                     /* 4, or 8 in fp64 */
     double per_layer = 0.0, kept = 0.0;
     for (int i = 0; i < ACT_TENSORS; i++)
         if (i != ACT_TENSORS - 1)                   /* not the scratch */
-            kept += 4.0 * m->act_size[i];
+            kept += word * m->act_size[i];
     for (int i = 1; i <= 13; i++)                   /* ln1 .. res3 */
-        per_layer += 4.0 * m->act_size[i] / L;
+        per_layer += word * m->act_size[i] / L;
     double sbh = tokens * C, as2b = (double)c.heads * c.seq * c.seq * set->batch;
     double flops = s->tally.flops / steps;
     report_text(r, "cpu", cpu);
@@ -281,14 +282,17 @@ static void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "achieved_flops", FIELD_SCI, flops * steps / s->seconds);
     report_add(r, "peak_flops", FIELD_SCI, s->peak);
     report_add(r, "mfu", FIELD_FRACTION, flops * steps / s->seconds / s->peak);
-    report_add(r, "bytes_per_param", FIELD_REAL, 16);
-    report_add(r, "state_bytes", FIELD_BYTES, 16 * N);
+    report_add(r, "bytes_per_param", FIELD_REAL, 4 * word);
+    report_add(r, "param_bytes", FIELD_BYTES, word * N);
+    report_add(r, "grad_bytes", FIELD_BYTES, word * N);
+    report_add(r, "optimizer_bytes", FIELD_BYTES, 2 * word * N);
+    report_add(r, "state_bytes", FIELD_BYTES, 4 * word * N);
     report_add(r, "activation_bytes", FIELD_BYTES, kept);
     report_add(r, "activation_bytes_per_layer", FIELD_BYTES, per_layer);
     report_add(r, "activation_formula_per_layer", FIELD_BYTES,
-               64 * sbh + 4 * as2b);
+               word * (16 * sbh + as2b));
     report_add(r, "backward_buffer_bytes", FIELD_BYTES,
-               4.0 * (m->grad_acts_count + m->act_size[ACT_TENSORS - 1]));
+               word * (m->grad_acts_count + m->act_size[ACT_TENSORS - 1]));
 }
 static double field(const Report *r, const char *key)
 {
@@ -301,13 +305,17 @@ static double field(const Report *r, const char *key)
 static void print_run(FILE *out, const Report *r, const char *cpu)
 {
 #define F(key) field(r, key)
-    fprintf(out, "minigpt: %s layers, hidden %s, %s heads, context %s, "
+    fprintf(out, "minigpt: %s %s, hidden %s, %s %s, context %s, "
             "vocabulary %s, batch %s\n", grouped(F("layers")).s,
-            grouped(F("hidden")).s, grouped(F("heads")).s,
+            plural(F("layers"), "layer", "layers"), grouped(F("hidden")).s,
+            grouped(F("heads")).s, plural(F("heads"), "head", "heads"),
             grouped(F("seq")).s, grouped(F("vocab")).s, grouped(F("batch")).s);
     fprintf(out, "parameters     = %s\n", grouped(F("params")).s);
-    fprintf(out, "training state = %s × (4 + 4 + 8) B = %s: weights, "
-            "gradients, Adam m, v\n", grouped(F("params")).s,
+    fprintf(out, "memory         = %s weights + %s gradients + %s Adam m, v\n",
+            bytes_auto(F("param_bytes")).s, bytes_auto(F("grad_bytes")).s,
+            bytes_auto(F("optimizer_bytes")).s);
+    fprintf(out, "               = %s × %s B = %s of training state\n",
+            grouped(F("params")).s, grouped(F("bytes_per_param")).s,
             bytes_auto(F("state_bytes")).s);
     fprintf(out, "language       = unigram entropy %s, bigram %s nats per "
             "token\n", sig(F("unigram_entropy"), 3).s,
@@ -330,8 +338,11 @@ static void print_run(FILE *out, const Report *r, const char *cpu)
     fprintf(out, "activations    = %s kept for the backward pass, %s per "
             "layer\n", bytes_auto(F("activation_bytes")).s,
             bytes_auto(F("activation_bytes_per_layer")).s);
-    fprintf(out, "  formula      = 64sbh + 4as²b = %s per layer (fp32, no "
-            "dropout)\n", bytes_auto(F("activation_formula_per_layer")).s);
+    fprintf(out, "  formula      = (16sbh + as²b) × %s B = %s per layer (no "
+            "dropout)\n", grouped(sizeof(real)).s,
+            bytes_auto(F("activation_formula_per_layer")).s);
+    fprintf(out, "  backward     = %s of buffers for one layer's gradients\n",
+            bytes_auto(F("backward_buffer_bytes")).s);
 #undef F
 }
 static const char *const op_names[OPS] = {
@@ -356,19 +367,15 @@ static int write_profile(const char *path, const Tally *t, int steps)
 }
 
 static int train(Model *m, const Language *lang, const Settings *set,
-                 Option *options)
+                 TrainingState *state_, Option *options)
 {
     const char *command = "minigpt";
     char why[1024], cpu[128];
-    TrainingState state = { set->config, set->batch, set->seed, 0, 0,
-                            training_rng(set->seed) };
-    if (set->resume != NULL
-        && checkpoint_load(set->resume, m, &state, why, sizeof why) != 0) {
-        complain(command, "--resume: %s", why);
-        return 2;
-    }
+    TrainingState state = *state_;
     FILE *log = NULL;
-    if (set->log != NULL && (log = fopen(set->log, "w")) == NULL) {
+    int appending = set->resume != NULL;      /* a resumed run continues it */
+    if (set->log != NULL
+        && (log = fopen(set->log, appending ? "a" : "w")) == NULL) {
         complain(command, "--log: cannot write %s", set->log);
         return 2;
     }
@@ -380,7 +387,7 @@ static int train(Model *m, const Language *lang, const Settings *set,
     Batch b;
     if (batch_alloc(&b, set->batch, set->config.seq) != 0)
         abort();
-    if (log != NULL)
+    if (log != NULL && (!appending || ftell(log) == 0))
         fprintf(log, "step,lr,train_loss,val_loss,grad_norm,unigram,bigram\n");
     memset(&m->tally, 0, sizeof m->tally);
     s.val_loss = NAN;
@@ -449,7 +456,8 @@ static int train(Model *m, const Language *lang, const Settings *set,
     Output out, transcript;
     const char *transcript_path = option_text(options, "--transcript");
     if (transcript_path != NULL) {
-        if (output_open_path(&transcript, command, transcript_path) != 0)
+        if (output_open_path(&transcript, command, "--transcript",
+                             transcript_path) != 0)
             return 2;
         print_run(transcript.file, &r, cpu);
         if (output_commit(&transcript, command) != 0)
@@ -485,6 +493,9 @@ static int read_settings(const char *command, Option *o, Settings *set)
         .profile = option_text(o, "--profile"),
     };
     ModelConfig c = set->config;
+    double C = c.hidden, params = (double)c.vocab * C + (double)c.seq * C
+                  + c.layers * (12 * C * C + 13 * C) + 2 * C + C * c.vocab;
+    double state = 4.0 * sizeof(real) * params;
     double activations = 4.0 * set->batch * c.seq * c.layers
                        * (16.0 * c.hidden + (double)c.heads * c.seq)
                        + 8.0 * set->batch * c.seq * c.vocab;
@@ -501,8 +512,15 @@ static int read_settings(const char *command, Option *o, Settings *set)
         complain(command, "--batch, --seq, --hidden and --layers ask for %s "
                  "of activations; the limit is 16 GB",
                  bytes_auto(activations).s);
+    else if (state > 16e9)
+        complain(command, "--layers, --hidden, --seq and --vocab ask for %s "
+                 "of weights, gradients and Adam state; the limit is 16 GB",
+                 bytes_auto(state).s);
     else if (option_given(o, "--save-every") && set->save == NULL)
         complain(command, "--save-every needs --save PATH");
+    else if (option_given(o, "--gradcheck") && option_given(o, "--verify"))
+        complain(command, "--gradcheck and --verify are separate runs; "
+                 "give one");
     else
         return 0;
     return 2;
@@ -558,20 +576,35 @@ int main(int argc, char **argv)
     if (option_given(options, "--sample"))
         return print_sample(&set, (int)option_number(options, "--sample"),
                             options);
+    if (check_writable(command, "--save", set.save) != 0
+        || check_writable(command, "--profile", set.profile) != 0
+        || check_writable(command, "--transcript",
+                          option_text(options, "--transcript")) != 0
+        || check_writable(command, "--output", option_text(options, "--output")))
+        return 2;
     Model model;
     if (model_init(&model, set.config, set.batch) != 0) {
-        complain(command, "cannot allocate the model (%s)", "out of memory");
+        complain(command, "cannot allocate this model: --layers, --hidden, "
+                 "--seq and --batch ask for more memory than there is");
         return 2;
     }
     model_init_weights(&model, set.seed);
     Language lang;
     language_init(&lang, set.config.vocab, set.seed);
-    if (option_given(options, "--gradcheck"))
+    TrainingState state = { set.config, set.batch, set.seed, 0, 0,
+                            training_rng(set.seed) };
+    char why[1024];
+    if (set.resume != NULL
+        && checkpoint_load(set.resume, &model, &state, why, sizeof why) != 0) {
+        complain(command, "--resume: %s", why);
+        status = 2;
+    }
+    if (status == 0 && option_given(options, "--gradcheck"))
         status = gradcheck(&model, &lang, &set, options);
-    else if (option_given(options, "--verify"))
+    else if (status == 0 && option_given(options, "--verify"))
         status = verify(&model, &lang, &set, options);
-    else
-        status = train(&model, &lang, &set, options);
+    else if (status == 0)
+        status = train(&model, &lang, &set, &state, options);
     model_free(&model);
     return status;
 }

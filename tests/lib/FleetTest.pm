@@ -23,7 +23,9 @@ sub run {
         exec @command or exit 127;
     }
     waitpid $pid, 0;
-    my $status = $? >> 8;
+    # A process killed by a signal reports 128 + the signal, as a shell
+    # would, so that a crash can never pass for exit status 0.
+    my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
     local $/;
     open my $o, '<', "$dir/out" or die; my $out = <$o>;
     open my $e, '<', "$dir/err" or die; my $err = <$e>;

@@ -1,0 +1,300 @@
+#!/usr/bin/perl
+# Chapter 3: checkpoints that lose nothing. A run killed with SIGKILL and
+# resumed from its last checkpoint ends with the same bytes as a run that was
+# never interrupted; a truncated, corrupted, mismatched or foreign file is
+# refused with one line naming --resume and exit status 2; a write that fails
+# leaves the previous checkpoint as it was and no temporary file behind. The
+# file layout checked here is the chapter's: fourteen little-endian 64-bit
+# header words, three arrays of N numbers, an FNV-1a hash of all before it.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FleetTest;
+use File::Temp qw(tempdir);
+use File::Compare qw(compare);
+use File::Copy qw(copy);
+use JSON::PP ();
+use Test::More;
+
+# FleetTest::run with one difference: a process killed by a signal reports
+# 128 + the signal, as a shell would, rather than 0.
+sub execute {
+    my @command = @_;
+    my $tmp = tempdir(CLEANUP => 1);
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        open STDOUT, '>', "$tmp/out" or die;
+        open STDERR, '>', "$tmp/err" or die;
+        exec @command or exit 127;
+    }
+    waitpid $pid, 0;
+    my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
+    local $/;
+    open my $o, '<', "$tmp/out" or die; my $out = <$o>;
+    open my $e, '<', "$tmp/err" or die; my $err = <$e>;
+    return ($status, $out, $err);
+}
+
+my $minigpt = root() . '/build/bin/minigpt';
+my $fp64 = root() . '/build/bin/minigpt-fp64';
+ok(-x $minigpt, 'build/bin/minigpt is built') or BAIL_OUT('no minigpt');
+
+my $dir = tempdir(CLEANUP => 1);
+
+sub slurp {
+    my ($path) = @_;
+    open my $fh, '<:raw', $path or die "$path: $!";
+    local $/;
+    return scalar <$fh>;
+}
+
+sub spew {
+    my ($path, $bytes) = @_;
+    open my $fh, '>:raw', $path or die "$path: $!";
+    print $fh $bytes;
+    close $fh or die;
+}
+
+sub files_in {
+    my ($d) = @_;
+    opendir(my $dh, $d) or die;
+    return sort grep { !/^\.\.?$/ } readdir $dh;
+}
+
+sub params_of {
+    my (%c) = @_;
+    my ($L, $C, $T, $V) = @c{qw(layers hidden seq vocab)};
+    return $V * $C + $T * $C + $L * (12 * $C**2 + 13 * $C) + 2 * $C + $C * $V;
+}
+
+sub flags_of {
+    my (%c) = @_;
+    return map { ("--$_", $c{$_}) } sort keys %c;
+}
+
+# FNV-1a, 64 bits, without relying on integer overflow: the prime is
+# 2^40 + 435, so h·prime mod 2^64 is assembled from 32-bit halves.
+sub fnv1a {
+    my ($bytes) = @_;
+    my $h = (0xcbf29ce4 << 32) | 0x84222325;
+    for my $byte (unpack 'C*', $bytes) {
+        $h ^= $byte;
+        my ($lo, $hi) = ($h & 0xffffffff, $h >> 32);
+        my ($a_lo, $a_hi) = ($lo * 435, $hi * 435);
+        my $high = ((($lo & 0xffffff) << 8) + $a_hi + ($a_lo >> 32)) & 0xffffffff;
+        $h = ($high << 32) | ($a_lo & 0xffffffff);
+    }
+    return $h;
+}
+
+# ------------------------------------------------------- the file itself --
+my %small = (layers => 1, hidden => 16, heads => 2, seq => 8, batch => 2, vocab => 16);
+{
+    my ($status, $out, $err) = execute($minigpt, qw(--quiet --steps 7 --seed 5),
+                                   flags_of(%small), '--save', "$dir/small.ckpt");
+    is($status, 0, 'a small run saves a checkpoint') or diag $err;
+    my $bytes = slurp("$dir/small.ckpt");
+    my $N = params_of(%small);
+    is(length $bytes, 14 * 8 + 3 * 4 * $N + 8,
+       'header, weights, Adam m and v, checksum: 14·8 + 3·4·N + 8 bytes');
+    my @h = unpack 'Q<14', $bytes;
+    is(substr($bytes, 0, 8), "MINIGPT\0", 'the magic number');
+    is($h[1], 1, 'format version 1');
+    is_deeply([@h[2 .. 8]], [1, 16, 2, 8, 16, 2, 5],
+              'layers, hidden, heads, seq, vocab, batch and seed');
+    is($h[9], 7, 'the step');
+    is($h[10], 7 * 2, 'the sequences consumed: steps × batch');
+    is($h[12], $N, 'N, the parameter count');
+    is($h[13], 4, 'four-byte numbers');
+    my $stored = unpack 'Q<', substr($bytes, -8);
+    is(sprintf('%016x', fnv1a(substr $bytes, 0, -8)), sprintf('%016x', $stored),
+       'the file ends with the FNV-1a hash of everything before it');
+
+    my ($s64, undef, $e64) = execute($fp64, qw(--quiet --steps 7 --seed 5),
+                                 flags_of(%small), '--save', "$dir/small64.ckpt");
+    is($s64, 0, 'minigpt-fp64 saves a checkpoint too') or diag $e64;
+    is(-s "$dir/small64.ckpt", 14 * 8 + 3 * 8 * $N + 8, 'of eight-byte numbers');
+}
+
+# -------------------------------------------------- bit-exact resume ----
+# Run A goes straight through. Run B saves every K steps and is killed with
+# SIGKILL once it is past a checkpoint; the same command with --resume then
+# finishes it. The final checkpoints must be the same bytes.
+my %model = (layers => 2, hidden => 32, heads => 2, seq => 32, batch => 4, vocab => 32);
+my ($S, $K, $kill_after) = (600, 50, 80);
+my @train = (flags_of(%model), '--steps', $S, '--eval-every', 100);
+{
+    my ($status, $out, $err) = execute($minigpt, @train, '--quiet', '--json',
+                                   '--save', "$dir/a.ckpt");
+    is($status, 0, "run A: $S steps uninterrupted") or diag $err;
+
+    # Run B, reading its progress from standard error.
+    pipe(my $from_child, my $to_parent) or die "pipe: $!";
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        close $from_child;
+        open STDOUT, '>', '/dev/null' or die;
+        open STDERR, '>&', $to_parent or die;
+        exec $minigpt, @train, '--save', "$dir/b.ckpt", '--save-every', $K
+          or exit 127;
+    }
+    close $to_parent;
+    my ($seen, $killed_at) = (0, undef);
+    local $SIG{ALRM} = sub { kill 'KILL', $pid; die "run B took too long\n" };
+    alarm 120;
+    while (my $line = <$from_child>) {
+        next unless $line =~ m{^step (\d+)/(\d+): loss };
+        $seen = $1;
+        if ($seen >= $kill_after) {
+            kill 'KILL', $pid;
+            $killed_at = $seen;
+            last;
+        }
+    }
+    waitpid $pid, 0;
+    my $wait = $?;
+    alarm 0;
+    close $from_child;
+    ok(defined $killed_at, "run B reported step $kill_after and was sent SIGKILL");
+    is($wait & 127, 9, 'run B died of SIGKILL');
+    ok(-e "$dir/b.ckpt", 'run B left a checkpoint');
+    my @h = unpack 'Q<14', slurp("$dir/b.ckpt");
+    ok($h[9] >= $K && $h[9] < $S && $h[9] % $K == 0,
+       "run B's checkpoint is from the middle of the run (step $h[9])");
+    isnt(compare("$dir/a.ckpt", "$dir/b.ckpt"), 0, 'and differs from the finished one');
+    my $from = $h[9];
+
+    # The same command, with --resume.
+    ($status, $out, $err) = execute($minigpt, @train, '--json', '--save', "$dir/b.ckpt",
+                                '--save-every', $K, '--resume', "$dir/b.ckpt");
+    is($status, 0, 'run B resumes and finishes') or diag $err;
+    my ($first) = $err =~ m{^step (\d+)/}m;
+    is($first, $from + 1, "the resumed run starts at step $from + 1");
+    my $r = eval { JSON::PP::decode_json($out) } // {};
+    is($r->{step}, $S, "the resumed run reaches step $S");
+    is($r->{steps}, $S - $from, 'having run only the steps that were left');
+    is(compare("$dir/a.ckpt", "$dir/b.ckpt"), 0,
+       'killed and resumed, run B ends with the bytes of run A');
+    # (A SIGKILL during a write may strand run B's own b.ckpt.tmp.PID; the
+    # resumed run must leave none of its own.)
+    is_deeply([grep { /\.tmp\./ && !/\.tmp\.$pid\z/ } files_in($dir)], [],
+              'the resumed run leaves no temporary checkpoint');
+
+    # Resuming a finished run does no steps and changes nothing.
+    ($status, $out, $err) = execute($minigpt, @train, '--json', '--quiet',
+                                '--resume', "$dir/a.ckpt", '--save', "$dir/c.ckpt");
+    is($status, 0, 'resuming a finished run succeeds') or diag $err;
+    $r = eval { JSON::PP::decode_json($out) } // {};
+    is($r->{steps}, 0, 'and runs no steps');
+    is(compare("$dir/a.ckpt", "$dir/c.ckpt"), 0, 'and saves the same bytes');
+}
+
+# ------------------------------------------------------------- refusal --
+# Each bad checkpoint: exit 2, one line on stderr naming --resume, nothing on
+# stdout, and no --output file.
+sub refused {
+    my ($name, $binary, $path, @flags) = @_;
+    my $out_dir = tempdir(CLEANUP => 1);
+    my ($status, $out, $err) = execute($binary, qw(--quiet --steps 10), @flags,
+                                   '--resume', $path, '--output', "$out_dir/report.txt");
+    is($status, 2, "$name: exit status 2");
+    is($out, '', "$name: nothing on stdout");
+    my $lines = () = $err =~ /\n/g;
+    is($lines, 1, "$name: one line on stderr") or diag $err;
+    like($err, qr/^minigpt: --resume: .*\n\z/, "$name: the line names --resume");
+    is_deeply([files_in($out_dir)], [], "$name: no output file");
+    return $err;
+}
+
+my @small = flags_of(%small);
+my $good = slurp("$dir/small.ckpt");
+my $len = length $good;
+{
+    my ($status, undef, $err) = execute($minigpt, qw(--quiet --steps 10 --seed 5), @small,
+                                    '--resume', "$dir/small.ckpt");
+    is($status, 0, 'the intact checkpoint resumes (the cases below are refused for their flaw)')
+      or diag $err;
+}
+my @seed5 = (@small, '--seed', 5);
+
+spew("$dir/truncated.ckpt", substr($good, 0, $len - 100));
+refused('truncated', $minigpt, "$dir/truncated.ckpt", @seed5);
+spew("$dir/half.ckpt", substr($good, 0, int($len / 2)));
+refused('cut in half', $minigpt, "$dir/half.ckpt", @seed5);
+spew("$dir/header.ckpt", substr($good, 0, 50));
+refused('cut inside the header', $minigpt, "$dir/header.ckpt", @seed5);
+spew("$dir/padded.ckpt", $good . "\0");
+refused('one byte too long', $minigpt, "$dir/padded.ckpt", @seed5);
+
+for my $at (int($len / 2), 14 * 8 + 3, $len - 1) {
+    my $bad = $good;
+    substr($bad, $at, 1) = chr(ord(substr($bad, $at, 1)) ^ 0x01);
+    spew("$dir/flipped.ckpt", $bad);
+    my $err = refused("one bit flipped at byte $at of $len", $minigpt,
+                      "$dir/flipped.ckpt", @seed5);
+    like($err, qr/corrupt|checksum/, "byte $at: the reason is the checksum");
+}
+
+# Truncated, with its hash recomputed: the size check, not the hash, refuses it.
+{
+    my $body = substr($good, 0, $len - 8 - 4);
+    spew("$dir/rehashed.ckpt", $body . pack('Q<', fnv1a($body)));
+    refused('truncated with a valid hash', $minigpt, "$dir/rehashed.ckpt", @seed5);
+}
+
+my $err = refused('written for another --hidden', $minigpt, "$dir/small.ckpt",
+                  flags_of(%small, hidden => 32), '--seed', 5);
+like($err, qr/--hidden 16/, 'the message says what the checkpoint holds');
+refused('written for another --batch', $minigpt, "$dir/small.ckpt",
+        flags_of(%small, batch => 4), '--seed', 5);
+refused('written for another --layers', $minigpt, "$dir/small.ckpt",
+        flags_of(%small, layers => 2), '--seed', 5);
+refused('written for another --seed', $minigpt, "$dir/small.ckpt", @small, '--seed', 6);
+refused('written by minigpt-fp64, read by minigpt', $minigpt, "$dir/small64.ckpt", @seed5);
+refused('written by minigpt, read by minigpt-fp64', $fp64, "$dir/small.ckpt", @seed5);
+spew("$dir/text.ckpt", "This is not a checkpoint.\n" x 2000);
+refused('a text file', $minigpt, "$dir/text.ckpt", @seed5);
+spew("$dir/empty.ckpt", '');
+refused('an empty file', $minigpt, "$dir/empty.ckpt", @seed5);
+{
+    my $bad = $good;
+    substr($bad, 8, 8) = pack 'Q<', 2;
+    spew("$dir/version.ckpt", $bad);
+    refused('another format version', $minigpt, "$dir/version.ckpt", @seed5);
+}
+refused('a missing file', $minigpt, "$dir/no-such.ckpt", @seed5);
+mkdir "$dir/a-directory";
+refused('a directory', $minigpt, "$dir/a-directory", @seed5);
+
+# ---------------------------------------- a failed write changes nothing --
+# A file-size limit makes the write fail part-way (SIGXFSZ ignored, so write
+# returns EFBIG); the checkpoint already there must survive byte for byte.
+{
+    my $wdir = tempdir(CLEANUP => 1);
+    my @w = (flags_of(%model), '--quiet');
+    my ($status, undef, $e) = execute($minigpt, @w, '--steps', 5, '--save', "$wdir/good.ckpt");
+    is($status, 0, 'a good checkpoint to protect') or diag $e;
+    my $before = slurp("$wdir/good.ckpt");
+    cmp_ok(length $before, '>', 64 * 1024, 'larger than the file-size limit below');
+    my $command = join ' ', map { "'$_'" } $minigpt, @w, '--steps', 6;
+    ($status, my $out, $e) = execute('sh', '-c',
+        qq{trap '' XFSZ; ulimit -f 64; exec $command --save '$wdir/good.ckpt'});
+    is($status, 2, 'a write that fails: exit status 2');
+    is($out, '', 'nothing on stdout');
+    my $lines = () = $e =~ /\n/g;
+    is($lines, 1, 'one line on stderr') or diag $e;
+    like($e, qr/^minigpt: --save: .*good\.ckpt/, 'the line names --save and the file');
+    is(slurp("$wdir/good.ckpt"), $before, 'the previous checkpoint is untouched');
+    is_deeply([files_in($wdir)], ['good.ckpt'], 'no temporary file is left');
+
+    # The same with a periodic save in the middle of the run.
+    ($status, $out, $e) = execute('sh', '-c',
+        qq{trap '' XFSZ; ulimit -f 64; exec $command --save '$wdir/good.ckpt' --save-every 2});
+    is($status, 2, 'a periodic write that fails: exit status 2');
+    like($e, qr/\A[^\n]*--save[^\n]*\n\z/, 'one line naming --save');
+    is(slurp("$wdir/good.ckpt"), $before, 'the previous checkpoint is untouched');
+    is_deeply([files_in($wdir)], ['good.ckpt'], 'no temporary file is left');
+}
+
+done_testing();
