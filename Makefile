@@ -151,16 +151,18 @@ LAB ?= exercises/03-lab/attention_backward.c
 LAB_FLAGS := --gradcheck --layers 2 --hidden 16 --heads 2 --seq 8 --batch 2 \
              --vocab 16
 
+LAB_DIR = $(B)/lab/$(subst /,-,$(basename $(LAB)))
+
 lab-attention: $(MINIGPT64_OBJ) $(COMMON_OBJ)
-	@mkdir -p $(B)/lab
+	@mkdir -p $(LAB_DIR)
 	$(CC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -DLAB_ATTENTION_BACKWARD \
-	  -c code/minigpt/layers.c -o $(B)/lab/layers.o
+	  -c code/minigpt/layers.c -o $(LAB_DIR)/layers.o
 	$(CC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -Icode/minigpt -c $(LAB) \
-	  -o $(B)/lab/student.o
-	$(CC) $(LDFLAGS) $(B)/lab/layers.o $(B)/lab/student.o \
+	  -o $(LAB_DIR)/student.o
+	$(CC) $(LDFLAGS) $(LAB_DIR)/layers.o $(LAB_DIR)/student.o \
 	  $(filter-out $(OBJ64)/minigpt/layers.o,$(MINIGPT64_OBJ)) $(COMMON_OBJ) \
-	  $(LDLIBS) -o $(B)/lab/minigpt-lab
-	$(B)/lab/minigpt-lab $(LAB_FLAGS)
+	  $(LDLIBS) -o $(LAB_DIR)/minigpt-lab
+	$(LAB_DIR)/minigpt-lab $(LAB_FLAGS)
 
 # OpenBLAS is only the yardstick of the benchmark; minigpt does not link it.
 $(B)/bin/matmul-bench: $(OBJ)/minigpt/bench.o $(OBJ)/minigpt/gemm.o \

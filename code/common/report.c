@@ -85,6 +85,10 @@ static void print_latex_value(FILE *out, const Field *f)
         break;
     }
     case FIELD_SCI: {
+        if (f->value == 0) {
+            fputs("0", out);
+            break;
+        }
         Text t = sci(f->value, 3);
         char *e = strchr(t.s, 'e');
         *e = '\0';
@@ -105,8 +109,12 @@ static void print_latex_value(FILE *out, const Field *f)
     case FIELD_FRACTION:
         fprintf(out, "%s\\,\\%%", sig(100 * f->value, 3).s);
         break;
-    case FIELD_TEXT:
-        fputs(f->text, out);
+    case FIELD_TEXT:                       /* names such as ln2_w */
+        for (const char *c = f->text; *c; c++) {
+            if (strchr("&%$#_{}", *c))
+                fputc('\\', out);
+            fputc(*c, out);
+        }
         break;
     }
 }

@@ -87,13 +87,17 @@ static double validation_loss(Model *m, const Language *lang, uint64_t seed,
 {
     Tally saved = m->tally;
     Rng rng = validation_rng(seed);
+    int T = m->config.seq, pieces = B / m->batch;   /* as many as fit */
     Batch b;
-    if (batch_alloc(&b, B, m->config.seq) != 0)
+    if (batch_alloc(&b, B, T) != 0)
         abort();
     double sum = 0.0;
     for (int i = 0; i < VALIDATION_BATCHES; i++) {
-        batch_draw(&b, lang, &rng, B, m->config.seq);
-        sum += model_forward(m, b.inputs, b.targets, B);
+        batch_draw(&b, lang, &rng, B, T);
+        for (int k = 0; k < pieces; k++)
+            sum += model_forward(m, b.inputs + (size_t)k * m->batch * T,
+                                 b.targets + (size_t)k * m->batch * T,
+                                 m->batch) / pieces;
     }
     batch_free(&b);
     m->tally = saved;
@@ -250,7 +254,8 @@ static void report_run(Report *r, const Model *m, const Settings *set,
             kept += word * m->act_size[i];
     for (int i = 1; i <= 13; i++)                   /* ln1 .. res3 */
         per_layer += word * m->act_size[i] / L;
-    double sbh = tokens * C, as2b = (double)c.heads * c.seq * c.seq * set->batch;
+    double held = (double)m->batch * c.seq;      /* positions held at once */
+    double sbh = held * C, as2b = (double)c.heads * c.seq * c.seq * m->batch;
     double flops = s->tally.flops / steps;
     report_text(r, "cpu", cpu);
     report_add(r, "layers", FIELD_COUNT, L);
@@ -259,6 +264,7 @@ static void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "seq", FIELD_COUNT, c.seq);
     report_add(r, "vocab", FIELD_COUNT, c.vocab);
     report_add(r, "batch", FIELD_COUNT, set->batch);
+    report_add(r, "micro_batch", FIELD_COUNT, m->batch);
     report_add(r, "params", FIELD_COUNT, N);
     report_add(r, "matmul_params", FIELD_COUNT, matmul_params(c));
     report_add(r, "step", FIELD_COUNT, s->step);
@@ -320,9 +326,9 @@ static void print_run(FILE *out, const Report *r, const char *cpu)
     fprintf(out, "language       = unigram entropy %s, bigram %s nats per "
             "token\n", sig(F("unigram_entropy"), 3).s,
             sig(F("bigram_entropy"), 3).s);
-    fprintf(out, "loss           = %s train, %s validation after %s steps\n",
+    fprintf(out, "loss           = %s train, %s validation after %s %s\n",
             sig(F("train_loss"), 3).s, sig(F("val_loss"), 3).s,
-            grouped(F("step")).s);
+            grouped(F("step")).s, plural(F("step"), "step", "steps"));
     fprintf(out, "speed          = %s tokens/s (%s tokens per step, %s s "
             "in all)\n", grouped(F("tokens_per_second")).s,
             grouped(F("tokens_per_step")).s, sig(F("seconds"), 3).s);
@@ -336,8 +342,11 @@ static void print_run(FILE *out, const Report *r, const char *cpu)
     fprintf(out, "  peak         = %s FLOP/s measured (FMA loop); MFU %s %%\n",
             sci(F("peak_flops"), 3).s, sig(100 * F("mfu"), 3).s);
     fprintf(out, "activations    = %s kept for the backward pass, %s per "
-            "layer\n", bytes_auto(F("activation_bytes")).s,
-            bytes_auto(F("activation_bytes_per_layer")).s);
+            "layer,\n                 for %s %s at a time\n",
+            bytes_auto(F("activation_bytes")).s,
+            bytes_auto(F("activation_bytes_per_layer")).s,
+            grouped(F("micro_batch")).s,
+            plural(F("micro_batch"), "sequence", "sequences"));
     fprintf(out, "  formula      = (16sbh + as²b) × %s B = %s per layer (no "
             "dropout)\n", grouped(sizeof(real)).s,
             bytes_auto(F("activation_formula_per_layer")).s);
@@ -496,9 +505,11 @@ static int read_settings(const char *command, Option *o, Settings *set)
     double C = c.hidden, params = (double)c.vocab * C + (double)c.seq * C
                   + c.layers * (12 * C * C + 13 * C) + 2 * C + C * c.vocab;
     double state = 4.0 * sizeof(real) * params;
-    double activations = 4.0 * set->batch * c.seq * c.layers
+    double held = option_given(o, "--verify") || option_given(o, "--gradcheck")
+                ? set->batch : (double)set->batch / set->micro;
+    double activations = sizeof(real) * held * c.seq * c.layers
                        * (16.0 * c.hidden + (double)c.heads * c.seq)
-                       + 8.0 * set->batch * c.seq * c.vocab;
+                       + 2.0 * sizeof(real) * held * c.seq * c.vocab;
     if (c.hidden % c.heads != 0)
         complain(command, "--heads (%d) must divide --hidden (%d)", c.heads,
                  c.hidden);
@@ -582,8 +593,13 @@ int main(int argc, char **argv)
                           option_text(options, "--transcript")) != 0
         || check_writable(command, "--output", option_text(options, "--output")))
         return 2;
+    /* Training keeps the activations of one micro-batch at a time;
+       --verify and --gradcheck also run the whole batch in one pass. */
+    int whole = option_given(options, "--verify")
+             || option_given(options, "--gradcheck");
     Model model;
-    if (model_init(&model, set.config, set.batch) != 0) {
+    if (model_init(&model, set.config,
+                   whole ? set.batch : set.batch / set.micro) != 0) {
         complain(command, "cannot allocate this model: --layers, --hidden, "
                  "--seq and --batch ask for more memory than there is");
         return 2;
