@@ -4,8 +4,8 @@ set datafile separator ','
 set xlabel 'step'
 set ylabel 'loss (nats per token)'
 set key top right
+set yrange [0:4.8]
 set grid ytics
-set yrange [0:*]
 log = data.'/03-loss.csv'
 plot log using 1:3 with lines lw 1 lc rgb '#4477aa' title 'training', \
      log using 1:($4 > 0 ? $4 : 1/0) with linespoints pt 7 ps 0.6 lw 2 \

@@ -6,10 +6,10 @@ set style histogram rowstacked
 set style fill solid 0.85 border rgb 'black'
 set boxwidth 0.6
 set ylabel 'milliseconds per step'
-set xtics rotate by -30
+set xtics rotate by -40 offset -1,0
 set key top right
 set grid ytics
 file = data.'/03-profile.csv'
-plot file using ($2*1000):xtic(1) title 'forward' lc rgb '#4477aa', \
-     ''   using ($3*1000) title 'backward' lc rgb '#ee6677', \
-     ''   using ($4*1000) title 'update' lc rgb '#228833'
+plot file skip 1 using ($2*1000):xtic(1) title 'forward' lc rgb '#4477aa', \
+     ''   skip 1 using ($3*1000) title 'backward' lc rgb '#ee6677', \
+     ''   skip 1 using ($4*1000) title 'update' lc rgb '#228833'

@@ -42,21 +42,25 @@ static Timing time_product(const Product *p, GemmWorkspace *w, double seconds)
     for (size_t i = 0; i < a_size; i++) A[i] = rng_uniform(&rng) - 0.5f;
     for (size_t i = 0; i < b_size; i++) B[i] = rng_uniform(&rng) - 0.5f;
     double flops = 2.0 * p->M * p->N * p->K, ours = 0, blas = 0;
-    long runs = 0;
-    while (ours < seconds || blas < seconds) {       /* alternate the two */
-        double t0 = seconds_now();
-        gemm(w, p->M, p->N, p->K, A, lda, p->trans_a, B, ldb, p->trans_b,
-             C1, p->N, 0);
-        double t1 = seconds_now();
-        cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans,
-                    p->trans_b ? CblasTrans : CblasNoTrans, p->M, p->N, p->K,
-                    1.0f, A, lda, B, ldb, 0.0f, C2, p->N);
-        double t2 = seconds_now();
-        ours += t1 - t0;
-        blas += t2 - t1;
-        runs++;
+    long ours_runs = 0, blas_runs = 0;
+    while (ours < seconds || blas < seconds) {   /* alternate while both run */
+        if (ours < seconds) {
+            double t0 = seconds_now();
+            gemm(w, p->M, p->N, p->K, A, lda, p->trans_a, B, ldb, p->trans_b,
+                 C1, p->N, 0);
+            ours += seconds_now() - t0;
+            ours_runs++;
+        }
+        if (blas < seconds) {
+            double t0 = seconds_now();
+            cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans,
+                        p->trans_b ? CblasTrans : CblasNoTrans, p->M, p->N,
+                        p->K, 1.0f, A, lda, B, ldb, 0.0f, C2, p->N);
+            blas += seconds_now() - t0;
+            blas_runs++;
+        }
     }
-    Timing t = { flops * runs / ours, flops * runs / blas, 0 };
+    Timing t = { flops * ours_runs / ours, flops * blas_runs / blas, 0 };
     for (size_t i = 0; i < (size_t)p->M * p->N; i++)
         t.difference = fmax(t.difference, fabs((double)C1[i] - C2[i]));
     free(A); free(B); free(C1); free(C2);
