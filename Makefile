@@ -111,7 +111,7 @@ MINIGPT_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,\
 $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CFLAGS += $(FAST)
 
 BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
-        $(B)/bin/matmul-bench
+        $(B)/bin/matmul-bench $(B)/bin/allreduce
 
 programs: $(BINS)
 
@@ -145,6 +145,19 @@ $(B)/bin/minigpt-fp64: $(MINIGPT64_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The MPI programs are compiled with MPICH's wrapper, which adds its headers
+# and library to the same compiler and flags.
+MPICC := mpicc
+COMM_OBJ := $(OBJ)/comm/ring.o
+
+$(OBJ)/comm/%.o: code/comm/%.c $(OBJ)/cflags
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $(FAST) -MMD -MP -c $< -o $@
+
+$(B)/bin/allreduce: $(OBJ)/comm/allreduce.o $(COMM_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 # The attention-backward lab: the fp64 trainer with the student's
 # attention_backward in place of the chapter's, graded by the gradient check.
 LAB ?= exercises/03-lab/attention_backward.c
@@ -174,7 +187,7 @@ bench: $(B)/bin/matmul-bench
 	$(B)/bin/matmul-bench
 
 -include $(FLEET_OBJ:.o=.d) $(MINIGPT_OBJ:.o=.d) $(MINIGPT64_OBJ:.o=.d) \
-         $(OBJ)/minigpt/bench.d
+         $(OBJ)/minigpt/bench.d $(wildcard $(OBJ)/comm/*.d)
 
 # ------------------------------------------------------------------ runs ----
 # Each chapter's runs are a script tangled from the chapter itself, so the

@@ -70,6 +70,10 @@ int parse_number(const char *text, double *value);
    Returns 0 to go on, 1 after printing --help, 2 after printing an error. */
 int parse_options(const char *command, const char *summary, Option *options,
                   int argc, char **argv);
+/* The same, but silent unless `speak`: every rank of an MPI program parses
+   its command line and reaches the same verdict; only one should print it. */
+int parse_options_as(int speak, const char *command, const char *summary,
+                     Option *options, int argc, char **argv);
 Option *find_option(Option *options, const char *flag);
 double option_number(Option *options, const char *flag);
 const char *option_text(Option *options, const char *flag);

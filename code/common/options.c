@@ -1,6 +1,8 @@
 /* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,4 +194,24 @@ int parse_options(const char *command, const char *summary, Option *options,
             return 2;
         }
     return 0;
+}
+int parse_options_as(int speak, const char *command, const char *summary,
+                     Option *options, int argc, char **argv)
+{
+    if (speak)
+        return parse_options(command, summary, options, argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    int out = dup(1), err = dup(2), null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    close(null);
+    int status = parse_options(command, summary, options, argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(out, 1);
+    dup2(err, 2);
+    close(out);
+    close(err);
+    return status;
 }

@@ -400,6 +400,7 @@ static int train(Model *m, const Language *lang, const Settings *set,
         fprintf(log, "step,lr,train_loss,val_loss,grad_norm,unigram,bigram\n");
     memset(&m->tally, 0, sizeof m->tally);
     s.val_loss = NAN;
+    int failed = 0;
     for (int step = (int)state.step; step < set->steps; step++) {
         double started = seconds_now();
         batch_draw(&b, lang, &state.data, set->batch, set->config.seq);
@@ -434,7 +435,8 @@ static int train(Model *m, const Language *lang, const Settings *set,
             && (step + 1) % set->save_every == 0
             && checkpoint_save(set->save, m, &state, why, sizeof why) != 0) {
             complain(command, "--save: %s", why);
-            return 2;
+            failed = 1;
+            break;
         }
     }
     batch_free(&b);
@@ -442,6 +444,8 @@ static int train(Model *m, const Language *lang, const Settings *set,
     s.step = (int)state.step;
     if (log != NULL)
         fclose(log);
+    if (failed)
+        return 2;
     if (set->save != NULL
         && checkpoint_save(set->save, m, &state, why, sizeof why) != 0) {
         complain(command, "--save: %s", why);

@@ -1,0 +1,379 @@
+/* Tangled from chapters/04-data-parallel.nw; edit the chapter, not this file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/cli.h"
+#include "ring.h"
+
+typedef enum { ALLREDUCE, REDUCE_SCATTER, ALL_GATHER, OPERATIONS } Operation;
+typedef enum { RING, LIBRARY, IMPLEMENTATIONS } Implementation;
+
+static const char *const op_names[OPERATIONS] = {
+    "allreduce", "reduce_scatter", "all_gather"
+};
+static const char *const impl_names[IMPLEMENTATIONS] = { "ring", "mpi" };
+
+/* The fraction of the buffer each rank sends, which turns algorithm
+   bandwidth into bus bandwidth. */
+static double bus_factor(Operation op, int n)
+{
+    return op == ALLREDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
+}
+
+typedef struct {
+    float *buf, *scratch;
+    float *result;             /* MPI's reduce-scatter writes here      */
+    int *size, *offset;        /* the ring's chunks, for the v variants */
+    MPI_Comm comm;
+    int rank, n;
+} Buffers;
+
+static int run_collective(Operation op, Implementation impl, Buffers *b,
+                          size_t count)
+{
+    if (impl == RING)
+        return op == ALLREDUCE ? ring_allreduce(b->buf, count, b->scratch, b->comm)
+             : op == REDUCE_SCATTER
+                 ? ring_reduce_scatter(b->buf, count, b->scratch, b->comm)
+                 : ring_all_gather(b->buf, count, b->comm);
+    ring_chunks(count, b->n, b->size, b->offset);
+    if (op == ALLREDUCE)
+        return MPI_Allreduce(MPI_IN_PLACE, b->buf, (int)count, MPI_FLOAT,
+                             MPI_SUM, b->comm);
+    if (op == REDUCE_SCATTER)
+        return MPI_Reduce_scatter(b->buf, b->result, b->size, MPI_FLOAT,
+                                  MPI_SUM, b->comm);
+    return MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, b->buf, b->size,
+                          b->offset, MPI_FLOAT, b->comm);
+}
+/* What element i of the result must be, for this operation. */
+static float expected(Operation op, size_t i, int owner, int n)
+{
+    if (op == ALL_GATHER)
+        return (float)((owner + i) % 17);
+    double sum = 0;
+    for (int r = 0; r < n; r++)
+        sum += (double)((r + i) % 17);
+    return (float)sum;
+}
+
+static void fill(Operation op, Buffers *b, size_t count)
+{
+    ring_chunks(count, b->n, b->size, b->offset);
+    for (size_t i = 0; i < count; i++)
+        b->buf[i] = (float)((b->rank + i) % 17);
+    if (op == ALL_GATHER)             /* only the rank's own chunk counts */
+        for (size_t i = 0; i < count; i++)
+            if (i < (size_t)b->offset[b->rank]
+                || i >= (size_t)(b->offset[b->rank] + b->size[b->rank]))
+                b->buf[i] = -1.0f;
+}
+
+/* Elements that differ from the exact result, counted on this rank. */
+static long count_wrong(Operation op, Implementation impl, const Buffers *b,
+                        size_t count)
+{
+    size_t begin = 0, end = count;
+    const float *result = b->buf;
+    if (op == REDUCE_SCATTER) {       /* only the rank's own chunk is defined */
+        begin = (size_t)b->offset[b->rank];
+        end = begin + (size_t)b->size[b->rank];
+        if (impl == LIBRARY)
+            result = b->result;       /* element i is result[i - begin] */
+    }
+    long wrong = 0;
+    int owner = 0;
+    for (size_t i = begin; i < end; i++) {
+        while (owner + 1 < b->n && (size_t)b->offset[owner + 1] <= i)
+            owner++;
+        float got = result == b->buf ? b->buf[i] : b->result[i - begin];
+        if (got != expected(op, i, owner, b->n))
+            wrong++;
+    }
+    return wrong;
+}
+typedef struct {
+    Operation op;
+    Implementation impl;
+    size_t bytes;
+    double seconds;            /* per call, slowest rank  */
+    double algbw, busbw;       /* GB/s                    */
+    long wrong;                /* over all ranks          */
+} Row;
+
+static Row measure(Operation op, Implementation impl, Buffers *b,
+                   size_t bytes, int warmup, double target)
+{
+    size_t count = bytes / sizeof(float);
+    Row row = { op, impl, bytes, 0, 0, 0, 0 };
+    fill(op, b, count);
+    run_collective(op, impl, b, count);
+    long wrong = count_wrong(op, impl, b, count);
+    MPI_Allreduce(&wrong, &row.wrong, 1, MPI_LONG, MPI_SUM, b->comm);
+    for (int i = 0; i < warmup; i++)
+        run_collective(op, impl, b, count);
+    MPI_Barrier(b->comm);
+    double t0 = MPI_Wtime();
+    run_collective(op, impl, b, count);
+    double trial = MPI_Wtime() - t0, slowest;
+    MPI_Allreduce(&trial, &slowest, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+    int calls = (int)fmin(fmax(target / fmax(slowest, 1e-9), 1), 10000);
+    MPI_Bcast(&calls, 1, MPI_INT, 0, b->comm);
+    MPI_Barrier(b->comm);
+    t0 = MPI_Wtime();
+    for (int i = 0; i < calls; i++)
+        run_collective(op, impl, b, count);
+    double mine = (MPI_Wtime() - t0) / calls;
+    MPI_Allreduce(&mine, &row.seconds, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+    row.algbw = (double)bytes / row.seconds / 1e9;
+    row.busbw = row.algbw * bus_factor(op, b->n);
+    return row;
+}
+static double memcpy_bandwidth(size_t bytes)
+{
+    char *from = malloc(bytes), *to = malloc(bytes);
+    if (from == NULL || to == NULL)
+        abort();
+    memset(from, 1, bytes);
+    memset(to, 2, bytes);                 /* touch every page first */
+    int copies = 0;
+    double t0 = MPI_Wtime(), elapsed;
+    do {
+        memcpy(to, from, bytes);
+        from[copies % bytes] ^= 1;        /* keep the copies distinct */
+        copies++;
+        elapsed = MPI_Wtime() - t0;
+    } while (elapsed < 0.2);
+    free(from);
+    free(to);
+    return (double)bytes * copies / elapsed / 1e9;
+}
+static void print_table(FILE *f, const Row *rows, int count, int n,
+                        double copy_bw)
+{
+    fprintf(f, "# %d %s, float32 sum; memory copy %.2f GB/s on one core "
+            "(memcpy)\n", n, n == 1 ? "rank" : "ranks", copy_bw);
+    for (int op = 0; op < OPERATIONS; op++) {
+        int header = 0;
+        for (int i = 0; i < count; i++) {
+            if (rows[i].op != (Operation)op || rows[i].impl != RING)
+                continue;
+            const Row *ring = &rows[i], *mpi = NULL;
+            for (int j = 0; j < count; j++)
+                if (rows[j].op == ring->op && rows[j].impl == LIBRARY
+                    && rows[j].bytes == ring->bytes)
+                    mpi = &rows[j];
+            if (!header++)
+                fprintf(f, "#\n# %s%*s ring%30s mpi\n# %10s %10s %10s %6s "
+                        "%6s %6s %10s %6s %6s %6s\n", op_names[op],
+                        32 - (int)strlen(op_names[op]), "", "", "size(B)",
+                        "count", "time(us)", "algbw", "busbw", "#wrong",
+                        "time(us)", "algbw", "busbw", "#wrong");
+            fprintf(f, "  %10zu %10zu %10.2f %6.2f %6.2f %6ld", ring->bytes,
+                    ring->bytes / sizeof(float), 1e6 * ring->seconds,
+                    ring->algbw, ring->busbw, ring->wrong);
+            if (mpi != NULL)
+                fprintf(f, " %10.2f %6.2f %6.2f %6ld", 1e6 * mpi->seconds,
+                        mpi->algbw, mpi->busbw, mpi->wrong);
+            fputc('\n', f);
+        }
+    }
+}
+static void print_rows(FILE *f, const Row *rows, int count, double copy_bw,
+                       size_t copy_bytes, int json)
+{
+    if (json)
+        fprintf(f, "[\n");
+    else
+        fprintf(f, "op,impl,size,count,time_s,algbw,busbw,wrong\n");
+    for (int i = 0; i <= count; i++) {
+        Row copy = { OPERATIONS, IMPLEMENTATIONS, copy_bytes,
+                     copy_bytes / copy_bw / 1e9, copy_bw, copy_bw, 0 };
+        const Row *r = i < count ? &rows[i] : &copy;
+        const char *op = i < count ? op_names[r->op] : "memcpy";
+        const char *impl = i < count ? impl_names[r->impl] : "memcpy";
+        if (json)
+            fprintf(f, "  {\"op\": \"%s\", \"impl\": \"%s\", \"size\": %zu, "
+                    "\"count\": %zu, \"time_s\": %.9g, \"algbw\": %.6g, "
+                    "\"busbw\": %.6g, \"wrong\": %ld}%s\n", op, impl, r->bytes,
+                    r->bytes / sizeof(float), r->seconds, r->algbw, r->busbw,
+                    r->wrong, i < count ? "," : "");
+        else
+            fprintf(f, "%s,%s,%zu,%zu,%.9g,%.6g,%.6g,%ld\n", op, impl,
+                    r->bytes, r->bytes / sizeof(float), r->seconds, r->algbw,
+                    r->busbw, r->wrong);
+    }
+    if (json)
+        fprintf(f, "]\n");
+}
+static const Row *find_row(const Row *rows, int count, Operation op,
+                           Implementation impl, size_t bytes)
+{
+    const Row *found = NULL;
+    for (int i = 0; i < count; i++)
+        if (rows[i].op == op && rows[i].impl == impl && rows[i].bytes <= bytes)
+            found = &rows[i];        /* the largest size not above `bytes` */
+    return found;
+}
+
+static void report_summary(Report *r, const Row *rows, int count, int n,
+                           double copy_bw)
+{
+    size_t mib16 = (size_t)16 << 20, largest = rows[count - 1].bytes;
+    const Row *ring16 = find_row(rows, count, ALLREDUCE, RING, mib16);
+    const Row *mpi16 = find_row(rows, count, ALLREDUCE, LIBRARY, mib16);
+    const Row *ring_big = find_row(rows, count, ALLREDUCE, RING, largest);
+    const Row *mpi_big = find_row(rows, count, ALLREDUCE, LIBRARY, largest);
+    const Row *ring_small = find_row(rows, count, ALLREDUCE, RING, 8);
+    const Row *mpi_small = find_row(rows, count, ALLREDUCE, LIBRARY, 8);
+    report_add(r, "ranks", FIELD_COUNT, n);
+    report_add(r, "memcpy_gbps", FIELD_REAL, copy_bw);
+    if (ring16 && mpi16 && ring_big && mpi_big) {
+        report_add(r, "mib_sixteen_bytes", FIELD_BYTES, (double)ring16->bytes);
+        report_add(r, "ring_busbw_sixteen", FIELD_REAL, ring16->busbw);
+        report_add(r, "mpi_busbw_sixteen", FIELD_REAL, mpi16->busbw);
+        report_add(r, "ring_over_mpi_sixteen", FIELD_REAL,
+                   ring16->busbw / mpi16->busbw);
+        report_add(r, "largest_bytes", FIELD_BYTES, (double)ring_big->bytes);
+        report_add(r, "ring_busbw_largest", FIELD_REAL, ring_big->busbw);
+        report_add(r, "mpi_busbw_largest", FIELD_REAL, mpi_big->busbw);
+        report_add(r, "ring_of_memcpy", FIELD_FRACTION, ring_big->busbw / copy_bw);
+        report_add(r, "mpi_of_memcpy", FIELD_FRACTION, mpi_big->busbw / copy_bw);
+    }
+    if (ring_small && mpi_small) {
+        report_add(r, "ring_small_us", FIELD_REAL, 1e6 * ring_small->seconds);
+        report_add(r, "mpi_small_us", FIELD_REAL, 1e6 * mpi_small->seconds);
+    }
+    long wrong = 0;
+    for (int i = 0; i < count; i++)
+        wrong += rows[i].wrong;
+    report_add(r, "wrong", FIELD_COUNT, (double)wrong);
+}
+static int sweep(int rank, int n, Option *options);
+
+int main(int argc, char **argv)
+{
+    const char *command = "allreduce";
+    MPI_Init(&argc, &argv);
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    Option options[] = {
+        { "--min-bytes", OPT_COUNT, 1e12, "smallest buffer, bytes", 8, NULL, 0 },
+        { "--max-bytes", OPT_COUNT, 1e12, "largest buffer, bytes (clamped to fit "
+          "memory)", 268435456, NULL, 0 },
+        { "--op", OPT_NAME, 0, "allreduce, reduce_scatter, all_gather or all",
+          0, "all", 0 },
+        { "--warmup", OPT_COUNT, 1000, "untimed calls before timing", 2, NULL, 0 },
+        { "--seconds", OPT_NUMBER, 60, "time to spend timing each size", 0.02,
+          NULL, 0 },
+        { "--transcript", OPT_PATH, 0, "also write the table here", 0, NULL, 0 },
+        OUTPUT_OPTIONS,
+        { NULL, 0, 0, NULL, 0, NULL, 0 }
+    };
+    int status = parse_options_as(rank == 0, command, "A ring all-reduce written "
+                               "from MPI point-to-point calls, beside MPICH's "
+                               "own, in the manner of nccl-tests.", options,
+                               argc - 1, argv + 1);
+    if (status == 0)
+        status = sweep(rank, n, options);
+    MPI_Finalize();
+    return status == 1 ? 0 : status;
+}
+#include <unistd.h>
+
+static size_t memory_limit(int n)
+{
+    double total = (double)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+    return (size_t)(total / 2 / (n * (1.0 + 2.0 / n)));
+}
+
+static int sweep(int rank, int n, Option *options)
+{
+    const char *command = "allreduce", *which = option_text(options, "--op");
+    int first_op = 0, last_op = OPERATIONS - 1;
+    if (strcmp(which, "all") != 0) {
+        for (first_op = 0; first_op < OPERATIONS; first_op++)
+            if (strcmp(which, op_names[first_op]) == 0)
+                break;
+        if (first_op == OPERATIONS) {
+            if (rank == 0)
+                complain(command, "--op: unknown operation \"%s\" (known: "
+                         "allreduce, reduce_scatter, all_gather, all)", which);
+            return 2;
+        }
+        last_op = first_op;
+    }
+    size_t min = (size_t)option_number(options, "--min-bytes");
+    size_t max = (size_t)option_number(options, "--max-bytes");
+    if (min > max || min < sizeof(float)) {
+        if (rank == 0)
+            complain(command, "--min-bytes must be at least 4 and at most "
+                     "--max-bytes");
+        return 2;
+    }
+    if (max > memory_limit(n)) {
+        max = memory_limit(n);
+        if (rank == 0)
+            fprintf(stderr, "allreduce: --max-bytes clamped to %zu bytes to "
+                    "fit this machine's memory\n", max);
+    }
+    size_t chunk = max / sizeof(float) / (size_t)n + 1;
+    Buffers b = { malloc(max), malloc(chunk * sizeof(float)),
+                  malloc(chunk * sizeof(float)), malloc(sizeof(int) * (size_t)n),
+                  malloc(sizeof(int) * (size_t)n), MPI_COMM_WORLD, rank, n };
+    Row *rows = malloc(sizeof(Row) * 64 * OPERATIONS * IMPLEMENTATIONS);
+    if (!b.buf || !b.scratch || !b.result || !b.size || !b.offset || !rows) {
+        complain(command, "cannot allocate %zu bytes for the buffers", max);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int count = 0, warmup = (int)option_number(options, "--warmup");
+    double target = option_number(options, "--seconds");
+    for (int op = first_op; op <= last_op; op++)
+        for (size_t bytes = 4; bytes <= max; bytes *= 2) {
+            if (bytes < min)
+                continue;
+            for (int impl = 0; impl < IMPLEMENTATIONS; impl++)
+                rows[count++] = measure((Operation)op, (Implementation)impl, &b,
+                                        bytes, warmup, target);
+            if (rank == 0 && !option_given(options, "--json"))
+                fprintf(stderr, "allreduce: %s %zu bytes done\n", op_names[op],
+                        bytes);
+        }
+    double copy_bw = 0;
+    size_t copy_bytes = max < ((size_t)64 << 20) ? max : ((size_t)64 << 20);
+    if (rank == 0)
+        copy_bw = memcpy_bandwidth(copy_bytes);
+    int status = 0;
+    if (rank == 0) {
+        Output out;
+        const char *transcript = option_text(options, "--transcript");
+        if (transcript != NULL) {
+            status = output_open_path(&out, command, "--transcript", transcript);
+            if (status == 0) {
+                print_table(out.file, rows, count, n, copy_bw);
+                status = output_commit(&out, command);
+            }
+        }
+        if (status == 0)
+            status = output_open(&out, command, options);
+        if (status == 0) {
+            if (option_given(options, "--json") || option_given(options, "--csv"))
+                print_rows(out.file, rows, count, copy_bw, copy_bytes,
+                           option_given(options, "--json"));
+            else if (option_given(options, "--latex")) {
+                Report r = { .count = 0 };
+                report_summary(&r, rows, count, n, copy_bw);
+                print_report(out.file, &r, options);
+            } else
+                print_table(out.file, rows, count, n, copy_bw);
+            status = output_commit(&out, command);
+        }
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(b.buf); free(b.scratch); free(b.result); free(b.size); free(b.offset);
+    free(rows);
+    return status;
+}
