@@ -7,6 +7,8 @@
 #   make bench      time this book's matrix multiply against OpenBLAS
 #   make lab-attention LAB=file.c
 #                   grade a student's attention backward pass
+#   make lab-ring LAB=file.c
+#                   grade a student's ring reduce-scatter and all-gather
 #   make clean      remove build/
 #
 # The build runs in phases, each a fresh make, so that a phase sees the files
@@ -42,7 +44,7 @@ endif
 OBJ := $(B)/obj
 
 .PHONY: all deps tangle tangle-into programs runs figures book solutions \
-        test bench lab-attention clean info FORCE
+        test bench lab-attention lab-ring clean info FORCE
 
 all:
 	@$(MAKE) --no-print-directory deps
@@ -101,6 +103,9 @@ tangle-into:
 # -------------------------------------------------------------- programs ----
 COMMON_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,$(wildcard code/common/*.c))
 FLEET_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,$(wildcard code/fleet/*.c)) $(COMMON_OBJ)
+MPICC := mpicc
+COMM_OBJ := $(OBJ)/comm/ring.o
+
 # The trainer is compiled for this machine's own vector units, with a*b + c
 # contracted into fused multiply-adds (which -std=c11 alone forbids).
 FAST := -O3 -march=native -ffp-contract=fast \
@@ -109,6 +114,8 @@ FAST := -O3 -march=native -ffp-contract=fast \
 MINIGPT_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,\
                  $(filter-out code/minigpt/bench.c,$(wildcard code/minigpt/*.c)))
 $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CFLAGS += $(FAST)
+# The trainer is an MPI program from chapter 4 on: its files see mpi.h.
+$(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CC := $(MPICC)
 
 BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
         $(B)/bin/matmul-bench $(B)/bin/allreduce
@@ -129,9 +136,9 @@ $(B)/bin/fleet: $(FLEET_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(B)/bin/minigpt: $(MINIGPT_OBJ) $(COMMON_OBJ)
+$(B)/bin/minigpt: $(MINIGPT_OBJ) $(COMM_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The same trainer in double precision, for the sharp gradient check.
 OBJ64 := $(B)/obj-fp64
@@ -139,16 +146,14 @@ MINIGPT64_OBJ := $(patsubst $(OBJ)/%,$(OBJ64)/%,$(MINIGPT_OBJ))
 
 $(OBJ64)/%.o: code/%.c $(OBJ)/cflags
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -MMD -MP -c $< -o $@
+	$(MPICC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -MMD -MP -c $< -o $@
 
-$(B)/bin/minigpt-fp64: $(MINIGPT64_OBJ) $(COMMON_OBJ)
+$(B)/bin/minigpt-fp64: $(MINIGPT64_OBJ) $(COMM_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The MPI programs are compiled with MPICH's wrapper, which adds its headers
 # and library to the same compiler and flags.
-MPICC := mpicc
-COMM_OBJ := $(OBJ)/comm/ring.o
 
 $(OBJ)/comm/%.o: code/comm/%.c $(OBJ)/cflags
 	@mkdir -p $(@D)
@@ -166,22 +171,38 @@ LAB_FLAGS := --gradcheck --layers 2 --hidden 16 --heads 2 --seq 8 --batch 2 \
 
 LAB_DIR = $(B)/lab/$(subst /,-,$(basename $(LAB)))
 
-lab-attention: $(MINIGPT64_OBJ) $(COMMON_OBJ)
+lab-attention: $(MINIGPT64_OBJ) $(COMM_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(LAB_DIR)
-	$(CC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -DLAB_ATTENTION_BACKWARD \
+	$(MPICC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -DLAB_ATTENTION_BACKWARD \
 	  -c code/minigpt/layers.c -o $(LAB_DIR)/layers.o
-	$(CC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -Icode/minigpt -c $(LAB) \
+	$(MPICC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -Icode/minigpt -c $(LAB) \
 	  -o $(LAB_DIR)/student.o
-	$(CC) $(LDFLAGS) $(LAB_DIR)/layers.o $(LAB_DIR)/student.o \
-	  $(filter-out $(OBJ64)/minigpt/layers.o,$(MINIGPT64_OBJ)) $(COMMON_OBJ) \
-	  $(LDLIBS) -o $(LAB_DIR)/minigpt-lab
+	$(MPICC) $(LDFLAGS) $(LAB_DIR)/layers.o $(LAB_DIR)/student.o \
+	  $(filter-out $(OBJ64)/minigpt/layers.o,$(MINIGPT64_OBJ)) $(COMM_OBJ) \
+	  $(COMMON_OBJ) $(LDLIBS) -o $(LAB_DIR)/minigpt-lab
 	$(LAB_DIR)/minigpt-lab $(LAB_FLAGS)
+
+# The ring lab: the allreduce benchmark built with the student's ring.c,
+# run on 1 to 4 ranks; it exits non-zero if any element is wrong.
+lab-ring: $(COMMON_OBJ)
+	@mkdir -p $(LAB_DIR)
+	$(MPICC) $(CFLAGS) $(FAST) -Icode/comm -c $(LAB) -o $(LAB_DIR)/ring.o
+	$(MPICC) $(CFLAGS) $(FAST) -c code/comm/allreduce.c \
+	  -o $(LAB_DIR)/allreduce.o
+	$(MPICC) $(LDFLAGS) $(LAB_DIR)/allreduce.o $(LAB_DIR)/ring.o \
+	  $(COMMON_OBJ) $(LDLIBS) -o $(LAB_DIR)/allreduce-lab
+	@for n in 1 2 3 4; do \
+	  mpiexec -n $$n $(LAB_DIR)/allreduce-lab --max-bytes 65536 \
+	    --seconds 0.001 --warmup 1 > $(LAB_DIR)/ranks-$$n.txt 2>&1 \
+	    || { echo "lab-ring: FAIL with $$n ranks"; \
+	         tail -n 3 $(LAB_DIR)/ranks-$$n.txt; exit 1; }; \
+	done; echo "lab-ring: OK on 1, 2, 3 and 4 ranks"
 
 # OpenBLAS is only the yardstick of the benchmark; minigpt does not link it.
 $(B)/bin/matmul-bench: $(OBJ)/minigpt/bench.o $(OBJ)/minigpt/gemm.o \
                        $(OBJ)/minigpt/peak.o $(OBJ)/minigpt/rng.o $(COMMON_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ -lopenblas $(LDLIBS) -o $@
+	$(MPICC) $(LDFLAGS) $^ -lopenblas $(LDLIBS) -o $@
 
 bench: $(B)/bin/matmul-bench
 	$(B)/bin/matmul-bench

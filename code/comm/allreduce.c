@@ -231,12 +231,12 @@ static void report_summary(Report *r, const Row *rows, int count, int n,
     report_add(r, "ranks", FIELD_COUNT, n);
     report_add(r, "memcpy_gbps", FIELD_REAL, copy_bw);
     if (ring16 && mpi16 && ring_big && mpi_big) {
-        report_add(r, "mib_sixteen_bytes", FIELD_BYTES, (double)ring16->bytes);
         report_add(r, "ring_busbw_sixteen", FIELD_REAL, ring16->busbw);
         report_add(r, "mpi_busbw_sixteen", FIELD_REAL, mpi16->busbw);
         report_add(r, "ring_over_mpi_sixteen", FIELD_REAL,
                    ring16->busbw / mpi16->busbw);
-        report_add(r, "largest_bytes", FIELD_BYTES, (double)ring_big->bytes);
+        report_add(r, "largest_mib", FIELD_REAL,
+                   (double)ring_big->bytes / (1 << 20));
         report_add(r, "ring_busbw_largest", FIELD_REAL, ring_big->busbw);
         report_add(r, "mpi_busbw_largest", FIELD_REAL, mpi_big->busbw);
         report_add(r, "ring_of_memcpy", FIELD_FRACTION, ring_big->busbw / copy_bw);
@@ -270,6 +270,7 @@ int main(int argc, char **argv)
         { "--seconds", OPT_NUMBER, 60, "time to spend timing each size", 0.02,
           NULL, 0 },
         { "--transcript", OPT_PATH, 0, "also write the table here", 0, NULL, 0 },
+        { "--data", OPT_PATH, 0, "also write the rows as CSV here", 0, NULL, 0 },
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }
     };
@@ -277,10 +278,12 @@ int main(int argc, char **argv)
                                "from MPI point-to-point calls, beside MPICH's "
                                "own, in the manner of nccl-tests.", options,
                                argc - 1, argv + 1);
-    if (status == 0)
+    if (status == 1)                         /* --help was printed */
+        status = 0;
+    else if (status == 0)
         status = sweep(rank, n, options);
     MPI_Finalize();
-    return status == 1 ? 0 : status;
+    return status;
 }
 #include <unistd.h>
 
@@ -329,6 +332,11 @@ static int sweep(int rank, int n, Option *options)
         complain(command, "cannot allocate %zu bytes for the buffers", max);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    double copy_bw = 0;                /* measured first, with the others idle */
+    size_t copy_bytes = max < ((size_t)64 << 20) ? max : ((size_t)64 << 20);
+    if (rank == 0)
+        copy_bw = memcpy_bandwidth(copy_bytes);
+    MPI_Barrier(MPI_COMM_WORLD);
     int count = 0, warmup = (int)option_number(options, "--warmup");
     double target = option_number(options, "--seconds");
     for (int op = first_op; op <= last_op; op++)
@@ -342,14 +350,18 @@ static int sweep(int rank, int n, Option *options)
                 fprintf(stderr, "allreduce: %s %zu bytes done\n", op_names[op],
                         bytes);
         }
-    double copy_bw = 0;
-    size_t copy_bytes = max < ((size_t)64 << 20) ? max : ((size_t)64 << 20);
-    if (rank == 0)
-        copy_bw = memcpy_bandwidth(copy_bytes);
     int status = 0;
     if (rank == 0) {
         Output out;
         const char *transcript = option_text(options, "--transcript");
+        const char *data = option_text(options, "--data");
+        if (data != NULL) {
+            status = output_open_path(&out, command, "--data", data);
+            if (status == 0) {
+                print_rows(out.file, rows, count, copy_bw, copy_bytes, 0);
+                status = output_commit(&out, command);
+            }
+        }
         if (transcript != NULL) {
             status = output_open_path(&out, command, "--transcript", transcript);
             if (status == 0) {
@@ -373,6 +385,14 @@ static int sweep(int rank, int n, Option *options)
         }
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    long wrong = 0;
+    for (int i = 0; i < count; i++)
+        wrong += rows[i].wrong;
+    if (status == 0 && wrong > 0) {
+        if (rank == 0)
+            complain(command, "%ld wrong elements: a collective is broken", wrong);
+        status = 1;
+    }
     free(b.buf); free(b.scratch); free(b.result); free(b.size); free(b.offset);
     free(rows);
     return status;

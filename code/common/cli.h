@@ -74,6 +74,10 @@ int parse_options(const char *command, const char *summary, Option *options,
    its command line and reaches the same verdict; only one should print it. */
 int parse_options_as(int speak, const char *command, const char *summary,
                      Option *options, int argc, char **argv);
+/* Point stdout and stderr at /dev/null unless `speak`; returns what
+   streams_restore needs to undo it. */
+int streams_silence(int speak);
+void streams_restore(int saved);
 Option *find_option(Option *options, const char *flag);
 double option_number(Option *options, const char *flag);
 const char *option_text(Option *options, const char *flag);

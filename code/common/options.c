@@ -195,23 +195,36 @@ int parse_options(const char *command, const char *summary, Option *options,
         }
     return 0;
 }
-int parse_options_as(int speak, const char *command, const char *summary,
-                     Option *options, int argc, char **argv)
+int streams_silence(int speak)
 {
     if (speak)
-        return parse_options(command, summary, options, argc, argv);
+        return -1;
     fflush(stdout);
     fflush(stderr);
     int out = dup(1), err = dup(2), null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
     close(null);
-    int status = parse_options(command, summary, options, argc, argv);
+    return out * 65536 + err;       /* both descriptors, in one int */
+}
+
+void streams_restore(int saved)
+{
+    if (saved < 0)
+        return;
     fflush(stdout);
     fflush(stderr);
-    dup2(out, 1);
-    dup2(err, 2);
-    close(out);
-    close(err);
+    dup2(saved / 65536, 1);
+    dup2(saved % 65536, 2);
+    close(saved / 65536);
+    close(saved % 65536);
+}
+
+int parse_options_as(int speak, const char *command, const char *summary,
+                     Option *options, int argc, char **argv)
+{
+    int saved = streams_silence(speak);
+    int status = parse_options(command, summary, options, argc, argv);
+    streams_restore(saved);
     return status;
 }

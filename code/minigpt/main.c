@@ -12,6 +12,9 @@ typedef struct {
     real lr;
     uint64_t seed;
     const char *save, *resume, *log, *profile;
+    int rank, ranks;       /* this process, and how many there are */
+    int dp;                /* ranks that share each batch: 1 until Chapter 4 */
+    DataParallel parallel;
 } Settings;
 typedef struct {
     int *inputs;     /* (B, T) */
@@ -66,7 +69,8 @@ static int print_sample(const Settings *set, int n, Option *options)
     free(tokens);
     return output_commit(&out, "minigpt");
 }
-static double batch_gradient(Model *m, const Batch *b, int B, int micro)
+static double batch_gradient(Model *m, const Batch *b, int B, int micro,
+                             real share)
 {
     int T = m->config.seq, per = B / micro;
     double loss = 0.0;
@@ -74,8 +78,10 @@ static double batch_gradient(Model *m, const Batch *b, int B, int micro)
         const int *in = b->inputs + (size_t)k * per * T;
         const int *tg = b->targets + (size_t)k * per * T;
         loss += model_forward(m, in, tg, per);
-        model_backward(m, in, tg, per, 1.0f / (real)micro);
+        m->hooks_armed = k == micro - 1;      /* the gradient is complete */
+        model_backward(m, in, tg, per, share / (real)micro);
     }
+    m->hooks_armed = 0;
     return loss / micro;
 }
 enum { VALIDATION_BATCHES = 4 };
@@ -117,7 +123,7 @@ static int gradcheck(Model *m, const Language *lang, const Settings *set,
         abort();
     batch_draw(&b, lang, &rng, B, T);
     model_zero_grads(m);
-    batch_gradient(m, &b, B, 1);
+    batch_gradient(m, &b, B, 1, 1);
     Output out;
     if (output_open(&out, "minigpt", options) != 0)
         return 2;
@@ -177,7 +183,7 @@ static int gradcheck(Model *m, const Language *lang, const Settings *set,
 }
 static const double verify_atol = 1e-6, verify_rtol = 1e-4;
 
-static int verify(Model *m, const Language *lang, const Settings *set,
+static int verify(Model *m, const Language *lang, Settings *set,
                   Option *options)
 {
     int B = set->batch, T = set->config.seq;
@@ -189,10 +195,18 @@ static int verify(Model *m, const Language *lang, const Settings *set,
         abort();
     batch_draw(&b, lang, &rng, B, T);
     model_zero_grads(m);
-    double loss_ref = batch_gradient(m, &b, B, 1);
+    double loss_ref = batch_gradient(m, &b, B, 1, 1);
     memcpy(reference, m->grads_memory, sizeof(real) * N);
     model_zero_grads(m);
-    double loss = batch_gradient(m, &b, B, set->micro);
+    Batch mine = b;                  /* the sequences this rank computes */
+    int share = set->batch;          /* how many of them                 */
+    share = set->batch / set->dp;
+    mine.inputs += (size_t)set->rank * share * m->config.seq;
+    mine.targets += (size_t)set->rank * share * m->config.seq;
+    data_parallel_begin(&set->parallel, m);
+    double loss = batch_gradient(m, &mine, share, set->micro,
+                                 (real)share / (real)set->batch);
+    data_parallel_combine(&set->parallel, &loss);
     double dloss = fabs(loss - loss_ref), dgrad = 0.0;
     int ok = dloss <= verify_atol + verify_rtol * fabs(loss_ref);
     for (size_t i = 0; i < N; i++) {
@@ -201,11 +215,24 @@ static int verify(Model *m, const Language *lang, const Settings *set,
         if (d > verify_atol + verify_rtol * fabs(reference[i]))
             ok = 0;
     }
+    if (set->ranks > 1) {
+        double mine_[2] = { dloss, dgrad }, worst[2];
+        MPI_Allreduce(mine_, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        dloss = worst[0];
+        dgrad = worst[1];
+        ok = ranks_agree(!ok) == 0;
+    }
     Output out;
+    if (set->rank != 0) {                    /* rank 0 speaks for all */
+        free(reference);
+        batch_free(&b);
+        return ok ? 0 : 1;
+    }
     if (output_open(&out, "minigpt", options) != 0)
         return 2;
     if (report_requested(options)) {
         Report r = { .count = 0 };
+        report_add(&r, "ranks", FIELD_COUNT, set->dp);
         report_add(&r, "micro_batches", FIELD_COUNT, set->micro);
         report_add(&r, "max_dloss", FIELD_SCI, dloss);
         report_add(&r, "max_dgrad", FIELD_SCI, dgrad);
@@ -215,8 +242,10 @@ static int verify(Model *m, const Language *lang, const Settings *set,
         print_report(out.file, &r, options);
     } else {
         fprintf(out.file, "verify: reference (the batch of %d in one pass) "
-                "against %d micro-batches of %d\n", B, set->micro,
-                B / set->micro);
+                "against %d %s × %d micro-%s of %d\n", B, set->dp,
+                plural(set->dp, "rank", "ranks"), set->micro,
+                plural(set->micro, "batch", "batches"),
+                B / set->dp / set->micro);
         fprintf(out.file, "verify: max |dloss| = %.3g, max |dgrad| = %.3g "
                 "(tolerance %g + %g·|ref|) %s\n", dloss, dgrad, verify_atol,
                 verify_rtol, ok ? "OK" : "FAIL");
@@ -246,6 +275,7 @@ static void report_run(Report *r, const Model *m, const Settings *set,
 {
     ModelConfig c = m->config;
     double tokens = (double)set->batch * c.seq, steps = s->steps > 0 ? s->steps : 1;
+    double rank_tokens = tokens / set->dp;       /* the work of one rank */
     double N = (double)m->params_count, L = c.layers, C = c.hidden;
     double word = sizeof(real);                     /* 4, or 8 in fp64 */
     double per_layer = 0.0, kept = 0.0;
@@ -278,13 +308,13 @@ static void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "tokens_per_second", FIELD_COUNT,
                round(tokens * s->steps / s->seconds));
     report_add(r, "flops_per_step", FIELD_SCI, flops);
-    report_add(r, "flops_six_n_per_step", FIELD_SCI, 6 * N * tokens);
+    report_add(r, "flops_six_n_per_step", FIELD_SCI, 6 * N * rank_tokens);
     report_add(r, "flops_matmul_per_step", FIELD_SCI,
-               6 * matmul_params(c) * tokens);
+               6 * matmul_params(c) * rank_tokens);
     report_add(r, "flops_attention_per_step", FIELD_SCI,
-               6 * L * C * (c.seq + 1) * tokens);
+               6 * L * C * (c.seq + 1) * rank_tokens);
     report_add(r, "flops_attention_palm_per_step", FIELD_SCI,
-               12 * L * c.seq * C * tokens);
+               12 * L * c.seq * C * rank_tokens);
     report_add(r, "achieved_flops", FIELD_SCI, flops * steps / s->seconds);
     report_add(r, "peak_flops", FIELD_SCI, s->peak);
     report_add(r, "mfu", FIELD_FRACTION, flops * steps / s->seconds / s->peak);
@@ -299,6 +329,17 @@ static void report_run(Report *r, const Model *m, const Settings *set,
                word * (16 * sbh + as2b));
     report_add(r, "backward_buffer_bytes", FIELD_BYTES,
                word * (m->grad_acts_count + m->act_size[ACT_TENSORS - 1]));
+    const DataParallel *dp = &set->parallel;
+    double per_step = dp->steps > 0 ? dp->exposed / dp->steps : 0;
+    report_add(r, "ranks", FIELD_COUNT, dp->ranks);
+    report_text(r, "allreduce", dp->ranks == 1 ? "none" : dp->ring ? "ring"
+                : dp->overlap ? "mpi, overlapped" : "mpi");
+    report_add(r, "allreduce_seconds", FIELD_REAL, dp->blocking);
+    report_add(r, "exposed_seconds", FIELD_REAL, per_step);
+    int overlapping = dp->ranks > 1 && dp->overlap && !dp->ring;
+    report_add(r, "hidden_fraction", FIELD_FRACTION, overlapping && dp->blocking > 0
+               ? fmax(0, 1 - per_step / dp->blocking) : 0);
+    report_add(r, "weights_identical", FIELD_COUNT, dp->identical);
 }
 static double field(const Report *r, const char *key)
 {
@@ -352,6 +393,17 @@ static void print_run(FILE *out, const Report *r, const char *cpu)
             bytes_auto(F("activation_formula_per_layer")).s);
     fprintf(out, "  backward     = %s of buffers for one layer's gradients\n",
             bytes_auto(F("backward_buffer_bytes")).s);
+    if (F("ranks") > 1) {
+        fprintf(out, "data parallel  = %s ranks × %s sequences; all-reduce: %s\n",
+                grouped(F("ranks")).s, grouped(F("batch") / F("ranks")).s,
+                r->fields[r->count - 5].text);
+        fprintf(out, "  all-reduce   = %s ms when blocking; %s ms waited per "
+                "step (%s %% hidden)\n", sig(1e3 * F("allreduce_seconds"), 3).s,
+                sig(1e3 * F("exposed_seconds"), 3).s,
+                sig(100 * F("hidden_fraction"), 3).s);
+        fprintf(out, "  weights      = %s on every rank at the end\n",
+                F("weights_identical") ? "identical" : "DIFFERENT");
+    }
 #undef F
 }
 static const char *const op_names[OPS] = {
@@ -375,7 +427,7 @@ static int write_profile(const char *path, const Tally *t, int steps)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static int train(Model *m, const Language *lang, const Settings *set,
+static int train(Model *m, const Language *lang, Settings *set,
                  TrainingState *state_, Option *options)
 {
     const char *command = "minigpt";
@@ -383,7 +435,7 @@ static int train(Model *m, const Language *lang, const Settings *set,
     TrainingState state = *state_;
     FILE *log = NULL;
     int appending = set->resume != NULL;      /* a resumed run continues it */
-    if (set->log != NULL
+    if (set->rank == 0 && set->log != NULL
         && (log = fopen(set->log, appending ? "a" : "w")) == NULL) {
         complain(command, "--log: cannot write %s", set->log);
         return 2;
@@ -406,7 +458,16 @@ static int train(Model *m, const Language *lang, const Settings *set,
         batch_draw(&b, lang, &state.data, set->batch, set->config.seq);
         state.sequences += (uint64_t)set->batch;
         model_zero_grads(m);
-        s.train_loss = batch_gradient(m, &b, set->batch, set->micro);
+        Batch mine = b;                  /* the sequences this rank computes */
+        int share = set->batch;          /* how many of them                 */
+        share = set->batch / set->dp;
+        mine.inputs += (size_t)set->rank * share * m->config.seq;
+        mine.targets += (size_t)set->rank * share * m->config.seq;
+        data_parallel_begin(&set->parallel, m);
+        double loss = batch_gradient(m, &mine, share, set->micro,
+                                     (real)share / (real)set->batch);
+        data_parallel_combine(&set->parallel, &loss);
+        s.train_loss = loss;
         real lr = learning_rate(set->lr, step, set->steps), norm;
         TIMED(m, OP_OPTIMIZER, 0, norm = clip_gradients(m, opt.clip));
         TIMED(m, OP_OPTIMIZER, 0, adamw_update(m, &opt, lr, step + 1));
@@ -423,7 +484,7 @@ static int train(Model *m, const Language *lang, const Settings *set,
                 fprintf(log, "%.6f", s.val_loss);
             fprintf(log, ",%.6g,%.6f,%.6f\n", norm, s.unigram, s.bigram);
         }
-        if (!set->quiet) {
+        if (!set->quiet && set->rank == 0) {
             fprintf(stderr, "step %d/%d: loss %.4f, lr %.2e, grad norm %.3f, "
                     "%.0f tokens/s", step + 1, set->steps, s.train_loss, lr, norm,
                     (double)set->batch * set->config.seq * s.steps / s.seconds);
@@ -432,27 +493,35 @@ static int train(Model *m, const Language *lang, const Settings *set,
             fputc('\n', stderr);
         }
         if (set->save != NULL && set->save_every > 0 && !last
-            && (step + 1) % set->save_every == 0
-            && checkpoint_save(set->save, m, &state, why, sizeof why) != 0) {
-            complain(command, "--save: %s", why);
-            failed = 1;
-            break;
+            && (step + 1) % set->save_every == 0) {
+            int bad = set->rank == 0
+                   && checkpoint_save(set->save, m, &state, why, sizeof why) != 0;
+            if (bad)
+                complain(command, "--save: %s", why);
+            if (ranks_agree(bad ? 2 : 0) != 0) {
+                failed = 1;
+                break;
+            }
         }
     }
     batch_free(&b);
     s.tally = m->tally;
     s.step = (int)state.step;
+    set->parallel.identical = data_parallel_identical(&set->parallel);
     if (log != NULL)
         fclose(log);
     if (failed)
         return 2;
-    if (set->save != NULL
-        && checkpoint_save(set->save, m, &state, why, sizeof why) != 0) {
+    int bad = set->save != NULL && set->rank == 0
+           && checkpoint_save(set->save, m, &state, why, sizeof why) != 0;
+    if (bad)
         complain(command, "--save: %s", why);
+    if (ranks_agree(bad ? 2 : 0) != 0)
         return 2;
-    }
     if (isnan(s.val_loss))
         s.val_loss = validation_loss(m, lang, set->seed, set->batch);
+    if (set->rank != 0)                           /* rank 0 reports for all */
+        return 0;
     if (s.steps > 0 && set->profile != NULL
         && write_profile(set->profile, &s.tally, s.steps) != 0) {
         complain(command, "--profile: cannot write %s", set->profile);
@@ -484,7 +553,8 @@ static int train(Model *m, const Language *lang, const Settings *set,
         print_run(out.file, &r, cpu);
     return output_commit(&out, command);
 }
-static int read_settings(const char *command, Option *o, Settings *set)
+static int read_settings(const char *command, Option *o, int rank, int ranks,
+                         Settings *set)
 {
     *set = (Settings){
         .config = { (int)option_number(o, "--layers"),
@@ -504,6 +574,7 @@ static int read_settings(const char *command, Option *o, Settings *set)
         .resume = option_text(o, "--resume"),
         .log = option_text(o, "--log"),
         .profile = option_text(o, "--profile"),
+        .rank = rank, .ranks = ranks, .dp = 1,
     };
     ModelConfig c = set->config;
     double C = c.hidden, params = (double)c.vocab * C + (double)c.seq * C
@@ -536,14 +607,46 @@ static int read_settings(const char *command, Option *o, Settings *set)
     else if (option_given(o, "--gradcheck") && option_given(o, "--verify"))
         complain(command, "--gradcheck and --verify are separate runs; "
                  "give one");
-    else
+    else {
+        set->dp = (int)option_number(o, "--dp");
+        const char *how = option_text(o, "--allreduce");
+        set->parallel = (DataParallel){ .rank = rank, .ranks = ranks,
+                                        .ring = strcmp(how, "ring") == 0,
+                                        .overlap = !option_given(o, "--no-overlap") };
+        if (set->dp != ranks) {
+            complain(command, "--dp %d disagrees with the %d %s started by mpiexec",
+                     set->dp, ranks, plural(ranks, "rank", "ranks"));
+            return 2;
+        }
+        if (strcmp(how, "ring") != 0 && strcmp(how, "mpi") != 0) {
+            complain(command, "--allreduce: unknown \"%s\" (known: ring, mpi)", how);
+            return 2;
+        }
+        if (set->parallel.ring && sizeof(real) != sizeof(float)) {
+            complain(command, "--allreduce ring is single precision; this build "
+                     "uses --allreduce mpi");
+            return 2;
+        }
+        if (set->batch % set->dp != 0 || (set->batch / set->dp) % set->micro != 0) {
+            complain(command, "--batch (%d) must divide into --dp (%d) slices of "
+                     "--micro-batches (%d) equal pieces", set->batch, set->dp,
+                     set->micro);
+            return 2;
+        }
         return 0;
+    }
     return 2;
 }
+
+static int run(const char *command, Option *options, int rank, int ranks);
 
 int main(int argc, char **argv)
 {
     const char *command = "minigpt";
+    int rank = 0, ranks = 1;
+    MPI_Init(NULL, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     Option options[] = {
         { "--layers", OPT_COUNT, 64, "transformer blocks L", 2, NULL, 0 },
         { "--hidden", OPT_COUNT, 4096, "width C of the residual stream", 64,
@@ -575,27 +678,49 @@ int main(int argc, char **argv)
         { "--verify", OPT_SWITCH, 0, "compare the configuration with the "
           "reference on one batch and exit", 0, NULL, 0 },
         { "--quiet", OPT_SWITCH, 0, "no progress on standard error", 0, NULL, 0 },
+        { "--dp", OPT_COUNT, 4096, "data-parallel ranks (must match mpiexec -n)",
+          1, NULL, 0 },
+        { "--allreduce", OPT_NAME, 0, "ring or mpi, for --dp", 0, "mpi", 0 },
+        { "--no-overlap", OPT_SWITCH, 0, "one blocking all-reduce after the "
+          "backward pass", 0, NULL, 0 },
         { "--sample", OPT_COUNT, 1e6, "print this many tokens of the language "
           "and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }
     };
-    int status = parse_options(command, "A small GPT trained on one CPU core: "
-                               "the reference every parallel chapter checks "
-                               "against.", options, argc - 1, argv + 1);
-    if (status != 0)
-        return status == 1 ? 0 : status;
+    int status = parse_options_as(rank == 0, command, "A small GPT trained "
+                                  "on CPU cores: the reference every parallel "
+                                  "chapter checks against.", options,
+                                  argc - 1, argv + 1);
+    if (status == 1)                         /* --help was printed */
+        status = 0;
+    else if (status == 0)
+        status = run(command, options, rank, ranks);
+    MPI_Finalize();
+    return status;
+}
+
+static int run(const char *command, Option *options, int rank, int ranks)
+{
     Settings set;
-    if (read_settings(command, options, &set) != 0)
+    int saved = streams_silence(rank == 0);    /* every rank checks; one says */
+    int invalid = read_settings(command, options, rank, ranks, &set);
+    streams_restore(saved);
+    if (invalid)
         return 2;
     if (option_given(options, "--sample"))
-        return print_sample(&set, (int)option_number(options, "--sample"),
-                            options);
-    if (check_writable(command, "--save", set.save) != 0
-        || check_writable(command, "--profile", set.profile) != 0
-        || check_writable(command, "--transcript",
-                          option_text(options, "--transcript")) != 0
-        || check_writable(command, "--output", option_text(options, "--output")))
+        return rank == 0 ? print_sample(&set, (int)option_number(options,
+                                        "--sample"), options) : 0;
+    int status = 0;
+    if (rank == 0
+        && (check_writable(command, "--save", set.save) != 0
+            || check_writable(command, "--profile", set.profile) != 0
+            || check_writable(command, "--transcript",
+                              option_text(options, "--transcript")) != 0
+            || check_writable(command, "--output",
+                              option_text(options, "--output")) != 0))
+        status = 2;
+    if (ranks_agree(status) != 0)
         return 2;
     /* Training keeps the activations of one micro-batch at a time;
        --verify and --gradcheck also run the whole batch in one pass. */
@@ -603,7 +728,7 @@ int main(int argc, char **argv)
              || option_given(options, "--gradcheck");
     Model model;
     if (model_init(&model, set.config,
-                   whole ? set.batch : set.batch / set.micro) != 0) {
+                   whole ? set.batch : set.batch / set.dp / set.micro) != 0) {
         complain(command, "cannot allocate this model: --layers, --hidden, "
                  "--seq and --batch ask for more memory than there is");
         return 2;
@@ -619,12 +744,18 @@ int main(int argc, char **argv)
         complain(command, "--resume: %s", why);
         status = 2;
     }
+    status = ranks_agree(status);
+    if (status == 0 && data_parallel_init(&set.parallel, &model) != 0) {
+        complain(command, "cannot allocate the buffers for --dp");
+        status = 2;
+    }
     if (status == 0 && option_given(options, "--gradcheck"))
         status = gradcheck(&model, &lang, &set, options);
     else if (status == 0 && option_given(options, "--verify"))
         status = verify(&model, &lang, &set, options);
     else if (status == 0)
         status = train(&model, &lang, &set, &state, options);
+    data_parallel_free(&set.parallel);
     model_free(&model);
     return status;
 }

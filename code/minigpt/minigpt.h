@@ -139,6 +139,12 @@ typedef struct {
     GemmWorkspace gemm;
     Tally tally;
     real loss;                      /* mean loss of the last forward */
+    /* Called when the backward pass has finished the gradients of a block
+       (0 .. L-1), of the head and final norm (L) or of the embeddings (-1);
+       later chapters start communication here. */
+    void (*gradients_ready)(void *context, int layer);
+    void *gradients_context;
+    int hooks_armed;                /* only for a batch's last piece */
 } Model;
 
 extern const char *const param_names[PARAM_TENSORS];
@@ -225,4 +231,30 @@ int checkpoint_load(const char *path, Model *m, TrainingState *s,
 double measure_peak_flops(double seconds);
 /* The processor's name, as /proc/cpuinfo gives it. */
 const char *cpu_name(char *buffer, size_t size);
+#include <mpi.h>
+
+typedef struct {
+    int rank, ranks;          /* in MPI_COMM_WORLD                        */
+    int ring;                 /* 1: this chapter's ring; 0: MPICH         */
+    int overlap;              /* start each block's all-reduce when ready */
+    Model *model;
+    MPI_Request *requests;    /* the all-reduces in flight                */
+    MPI_Status *statuses;     /* their outcomes, which we do not read     */
+    int pending, capacity;
+    real *scratch;            /* one chunk, for the ring                  */
+    double blocking;          /* s: one blocking all-reduce of everything */
+    double exposed;           /* s: waited after the backward passes      */
+    int steps;                /* steps whose gradients were combined      */
+    int identical;            /* every rank ended with the same weights   */
+} DataParallel;
+
+/* The largest status over all ranks: every rank learns if one failed. */
+int ranks_agree(int status);
+int data_parallel_init(DataParallel *dp, Model *m);
+void data_parallel_free(DataParallel *dp);
+/* Before a batch's gradient: listen for finished blocks, if overlapping. */
+void data_parallel_begin(DataParallel *dp, Model *m);
+/* After it: finish the all-reduces, and average the loss too. */
+void data_parallel_combine(DataParallel *dp, double *loss);
+int data_parallel_identical(DataParallel *dp);
 #endif

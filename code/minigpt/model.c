@@ -221,6 +221,8 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
     m->loss = (real)loss;
     return loss;
 }
+static void announce(Model *m, int layer);
+
 void model_backward(Model *m, const int *inputs, const int *targets, int B,
                     real scale)
 {
@@ -243,6 +245,7 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
     TIMED(m, OP_LAYERNORM, 1,
           layernorm_backward(g->dres, gp->lnf_w, gp->lnf_b, g->dtmp, last,
                              p->lnf_w, a->lnf_mean, a->lnf_rstd, N, C));
+    announce(m, L);                   /* the head and the final norm are done */
     for (int l = L - 1; l >= 0; l--) {
         size_t Cl = (size_t)l * C;
         const real *x = l == 0 ? a->encoded : a->res3 + (size_t)(l - 1) * NC;
@@ -290,7 +293,14 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
         TIMED(m, OP_LAYERNORM, 1,
               layernorm_backward(g->dres, dln1_w, dln1_b, g->dtmp, x, ln1_w, ln1_mean,
                                  ln1_rstd, N, C));
+        announce(m, l);
     }
     TIMED(m, OP_EMBED, 1,
           encoder_backward(gp->wte, gp->wpe, g->dres, inputs, B, T, C));
+    announce(m, -1);
+}
+static void announce(Model *m, int layer)
+{
+    if (m->gradients_ready != NULL && m->hooks_armed)
+        m->gradients_ready(m->gradients_context, layer);
 }
