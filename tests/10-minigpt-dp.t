@@ -1,0 +1,101 @@
+#!/usr/bin/perl
+# Data-parallel minigpt under MPI: every configuration agrees with the
+# single-process reference, the ranks keep identical weights, and bad
+# layouts are refused once, by every rank, without a hang.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FleetTest;
+use File::Temp qw(tempdir);
+use JSON::PP qw(decode_json);
+use Test::More;
+
+my $minigpt = root() . '/build/bin/minigpt';
+my @tiny = qw(--layers 2 --hidden 32 --heads 4 --seq 16 --vocab 24 --batch 8);
+my $verify_line = qr/^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+) \(tolerance (\S+) \+ (\S+)·\|ref\|\) OK$/m;
+
+# --verify: each layout against the whole batch in one process.
+for my $case ([2, qw(--micro-batches 1)], [2, qw(--micro-batches 2)],
+              [2, qw(--allreduce ring)], [2, qw(--no-overlap)],
+              [2, qw(--allreduce ring --micro-batches 4)],
+              [4, qw(--micro-batches 2)], [4, qw(--allreduce ring)]) {
+    my ($n, @flags) = @$case;
+    my ($status, $out, $err) = run('mpiexec', '-n', $n, $minigpt, @tiny,
+                                   '--dp', $n, '--verify', @flags);
+    is($status, 0, "verify on $n ranks @flags: exit 0") or diag $err;
+    like($out, $verify_line, "verify on $n ranks @flags: the OK line");
+    my @lines = $out =~ /^verify: max/mg;
+    is(scalar @lines, 1, "verify on $n ranks @flags: printed once, by rank 0");
+    if ($out =~ $verify_line) {
+        cmp_ok($2, '<=', $3 + $4 * 1.0, "verify on $n ranks @flags: "
+               . "max |dgrad| within atol + rtol (gradients are below 1)");
+    }
+    like($out, qr/against $n ranks/, "verify on $n ranks @flags: says how many");
+}
+
+# Training: the ranks end with identical weights, and the model learns
+# what the single-process run learns, up to the rounding of the sums.
+my $dir = tempdir(CLEANUP => 1);
+my @train = (@tiny, qw(--steps 40 --eval-every 1000 --quiet --json));
+my ($s1, $one) = run($minigpt, @train, '--save', "$dir/one.ckpt");
+is($s1, 0, 'one process trains');
+my ($s2, $two, $err2) = run('mpiexec', '-n', 2, $minigpt, @train, '--dp', 2,
+                            '--save', "$dir/two.ckpt");
+is($s2, 0, 'two ranks train') or diag $err2;
+my ($j1, $j2) = (decode_json($one), decode_json($two));
+is($j2->{ranks}, 2, 'the report counts two ranks');
+is($j2->{weights_identical}, 1, 'every rank ends with the same weights');
+cmp_ok(abs($j1->{val_loss} - $j2->{val_loss}), '<', 1e-3,
+       "the same validation loss as one process ($j1->{val_loss} vs $j2->{val_loss})");
+is($j2->{tokens_per_step}, $j1->{tokens_per_step}, 'the same global batch');
+is($j2->{micro_batch}, 4, 'each rank holds activations for its 4 sequences');
+cmp_ok($j2->{flops_per_step}, '<', 0.51 * $j1->{flops_per_step},
+       'each rank does half the arithmetic of one process');
+is(-s "$dir/two.ckpt", -s "$dir/one.ckpt", 'rank 0 wrote a full checkpoint');
+
+# A checkpoint written by two ranks resumes on two ranks.
+my ($s3, $three, $err3) = run('mpiexec', '-n', 2, $minigpt, @tiny, qw(--steps 50
+    --eval-every 1000 --quiet --json --dp 2 --resume), "$dir/two.ckpt");
+is($s3, 0, 'two ranks resume from it') or diag $err3;
+is(decode_json($three)->{step}, 50, '... and continue to step 50');
+
+# Bad layouts: one line, printed once, exit 2 on every rank, no hang.
+for my $case ([2, 'without --dp', qr/--dp 1 disagrees with the 2 ranks/, ()],
+              [2, '--dp 3 on 2 ranks', qr/--dp 3 disagrees/, qw(--dp 3)],
+              [3, 'a batch that does not divide among 3 ranks',
+               qr/--batch \(8\)/, qw(--dp 3)],
+              [2, 'micro-batches that do not divide', qr/--micro-batches \(3\)/,
+               qw(--dp 2 --micro-batches 3)],
+              [2, 'an unknown all-reduce', qr/--allreduce: unknown/,
+               qw(--dp 2 --allreduce tree)],
+              [2, 'a bad flag', qr/--layers/, qw(--dp 2 --layers 0)]) {
+    my ($n, $name, $pattern, @flags) = @$case;
+    my ($status, $out, $err) = run('timeout', '60', 'mpiexec', '-n', $n,
+                                   $minigpt, @tiny, @flags, '--steps', 2);
+    isnt($status, 124, "$name: no hang");
+    is($status, 2, "$name: exit status 2");
+    my $lines = () = $err =~ /\n/g;
+    is($lines, 1, "$name: one line on stderr, not one per rank") or diag $err;
+    like($err, $pattern, "$name: the line says what is wrong");
+    is($out, '', "$name: nothing on stdout");
+}
+
+# A checkpoint that cannot be written stops every rank, not just rank 0:
+# here the path is a directory, so the final rename over it fails.
+{
+    my $d = tempdir(CLEANUP => 1);
+    mkdir "$d/ckpt" or die;
+    my ($status, $out, $err) = run('timeout', '60', 'mpiexec', '-n', 2,
+        $minigpt, @tiny, qw(--dp 2 --steps 4 --save-every 2 --quiet --save),
+        "$d/ckpt");
+    isnt($status, 124, 'a failed save on two ranks: no hang');
+    is($status, 2, 'a failed save on two ranks: exit status 2');
+    like($err, qr/--save/, 'a failed save on two ranks: the line names --save');
+    my $lines = () = $err =~ /\n/g;
+    is($lines, 1, 'a failed save on two ranks: one line');
+    opendir(my $dh, $d) or die;
+    my @left = grep { /tmp/ } readdir $dh;
+    is_deeply(\@left, [], 'a failed save on two ranks: no temporary file left');
+}
+done_testing();
