@@ -233,7 +233,8 @@ for my $shape (\%tiny,
           /^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+) \(tolerance (\S+) \+ (\S+)·\|ref\|\) OK$/m;
         ok(defined $dloss, "--verify --micro-batches $k: the verdict line") or diag $out;
         my $per = $v{batch} / $k;
-        like($out, qr/against $k micro-batches of $per\n/,
+        my $pieces = $k == 1 ? 'micro-batch' : 'micro-batches';
+        like($out, qr/against 1 rank × $k $pieces of $per\n/,
              "--verify --micro-batches $k: says what it compared");
         next unless defined $dloss;
         cmp_ok($atol, '<=', 1e-5, 'the absolute tolerance is tight');

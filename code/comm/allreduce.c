@@ -285,6 +285,7 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return status;
 }
+#include <limits.h>
 #include <unistd.h>
 
 static size_t memory_limit(int n)
@@ -311,12 +312,25 @@ static int sweep(int rank, int n, Option *options)
     }
     size_t min = (size_t)option_number(options, "--min-bytes");
     size_t max = (size_t)option_number(options, "--max-bytes");
-    if (min > max || min < sizeof(float)) {
+    size_t first = 4;
+    while (first < min)
+        first *= 2;
+    if (min < sizeof(float) || min > max || first > max) {
         if (rank == 0)
-            complain(command, "--min-bytes must be at least 4 and at most "
-                     "--max-bytes");
+            complain(command, "--min-bytes (%zu) must be at least 4, and "
+                     "--max-bytes (%zu) must leave a power of two between "
+                     "them", min, max);
         return 2;
     }
+    if (n > MAX_RANKS) {
+        if (rank == 0)
+            complain(command, "%d ranks: the ring supports at most %d", n,
+                     MAX_RANKS);
+        return 2;
+    }
+    size_t counts_fit = (size_t)INT_MAX / 2 * sizeof(float);  /* MPI counts */
+    if (max > counts_fit)
+        max = counts_fit;
     if (max > memory_limit(n)) {
         max = memory_limit(n);
         if (rank == 0)
@@ -332,7 +346,7 @@ static int sweep(int rank, int n, Option *options)
         complain(command, "cannot allocate %zu bytes for the buffers", max);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    double copy_bw = 0;                /* measured first, with the others idle */
+    double copy_bw = 0;          /* measured first, before any message is sent */
     size_t copy_bytes = max < ((size_t)64 << 20) ? max : ((size_t)64 << 20);
     if (rank == 0)
         copy_bw = memcpy_bandwidth(copy_bytes);

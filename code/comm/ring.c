@@ -3,8 +3,6 @@
 
 #include "ring.h"
 
-enum { MAX_RANKS = 4096 };
-
 void ring_chunks(size_t count, int n, int *size, int *offset)
 {
     for (int c = 0; c < n; c++) {
@@ -25,6 +23,8 @@ int ring_reduce_scatter(float *buf, size_t count, float *scratch,
     MPI_Comm_size(comm, &n);
     if (n == 1)
         return MPI_SUCCESS;
+    if (n > MAX_RANKS)
+        return MPI_ERR_COMM;
     int size[MAX_RANKS], offset[MAX_RANKS];
     ring_chunks(count, n, size, offset);
     int right = modulo(rank + 1, n), left = modulo(rank - 1, n);
@@ -48,6 +48,8 @@ int ring_all_gather(float *buf, size_t count, MPI_Comm comm)
     MPI_Comm_size(comm, &n);
     if (n == 1)
         return MPI_SUCCESS;
+    if (n > MAX_RANKS)
+        return MPI_ERR_COMM;
     int size[MAX_RANKS], offset[MAX_RANKS];
     ring_chunks(count, n, size, offset);
     int right = modulo(rank + 1, n), left = modulo(rank - 1, n);

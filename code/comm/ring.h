@@ -5,6 +5,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+enum { MAX_RANKS = 4096 };     /* the chunk tables live on the stack */
+
 /* The n chunks of a buffer of `count` floats: chunk c is
    [offset[c], offset[c] + size[c]); sizes differ by at most one. */
 void ring_chunks(size_t count, int n, int *size, int *offset);

@@ -22,7 +22,7 @@ typedef struct {
     int given;             /* 1 once the flag appeared on the line       */
 } Option;
 #define OUTPUT_OPTIONS                                                       \
-    { "--json",   OPT_SWITCH, 0, "print the results as one JSON object",     \
+    { "--json",   OPT_SWITCH, 0, "print the results as JSON",                \
       0, NULL, 0 },                                                          \
     { "--csv",    OPT_SWITCH, 0, "print the results as CSV with a header",   \
       0, NULL, 0 },                                                          \

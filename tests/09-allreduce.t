@@ -1,0 +1,331 @@
+#!/usr/bin/perl
+# Chapter 4: the allreduce benchmark and the ring it measures.
+#
+# On 1 to 4 ranks and tiny buffers: every element of every collective is
+# right, including buffers that do not divide by the number of ranks and
+# buffers shorter than it (empty chunks); the sweep holds every operation,
+# implementation and power-of-two size it was asked for and nothing else;
+# algbw is size over time and busbw is algbw times the fraction each rank
+# sends, 2(n-1)/n for all-reduce and (n-1)/n for its halves; the memcpy
+# ceiling is measured; the other outputs (--csv, --data, --transcript,
+# --latex) agree with --json. Bad input is refused once, not once per rank.
+# Finally the benchmark is shown to catch a broken ring: built against a
+# ring.c that forgets to add, it counts wrong elements and exits 1.
+#
+# No timing is asserted: the machine may be busy, and four ranks share two
+# cores. Run after `make`:  prove -v tests/09-allreduce.t
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FleetTest;
+use File::Temp qw(tempdir);
+use JSON::PP ();
+use Test::More;
+
+my $root = root();
+my $bin = "$root/build/bin/allreduce";
+ok(-x $bin, 'build/bin/allreduce is built') or BAIL_OUT('no allreduce: run make');
+
+my @quick = qw(--seconds 0.001 --warmup 1);
+my %factor = (
+    allreduce      => sub { 2 * ($_[0] - 1) / $_[0] },
+    reduce_scatter => sub { ($_[0] - 1) / $_[0] },
+    all_gather     => sub { ($_[0] - 1) / $_[0] },
+);
+my @ops = qw(allreduce reduce_scatter all_gather);
+
+# mpiexec -n N allreduce ARGS...: (status, stdout, stderr).
+sub mpirun {
+    my ($n, @args) = @_;
+    return run('mpiexec', '-n', $n, $bin, @args);
+}
+
+# Rows of a --json run, each with the raw text of its numbers kept beside
+# the decoded values (raw_algbw, ...), so that a relation between printed
+# numbers can be checked to the digits they were printed with.
+sub rows_of {
+    my ($out) = @_;
+    my $rows = eval { JSON::PP::decode_json($out) };
+    return undef unless ref $rows eq 'ARRAY';
+    my @raw = $out =~ /^\s*\{(.*)\},?\s*$/mg;
+    return undef unless @raw == @$rows;
+    for my $i (0 .. $#raw) {
+        $rows->[$i]{"raw_$1"} = $2 while $raw[$i] =~ /"(\w+)": ([-+.\deE]+)/g;
+    }
+    return $rows;
+}
+
+# The relative rounding error a number printed with these digits may carry:
+# half a unit in its last significant digit, over its smallest mantissa.
+sub rounding {
+    my ($text) = @_;
+    (my $m = $text) =~ s/[eE].*//;
+    $m =~ s/^[-+]?0*\.?0*//;
+    $m =~ s/\.//;
+    my $digits = length($m) || 1;
+    return 0.5 * 10**(1 - $digits);
+}
+
+# got == want within what the printing of both allows (never looser than
+# the printing needs: 1e-9 once both are printed with eleven digits or
+# more). Returns '' when it holds, else what went wrong.
+sub relation {
+    my ($got, $raw_got, $want, $raw_want) = @_;
+    my $rtol = rounding($raw_got) + rounding($raw_want);
+    $rtol = 1e-9 if $rtol < 1e-9;
+    return abs($got - $want) <= $rtol * abs($want)
+         ? '' : "got $got, want $want (relative tolerance $rtol)";
+}
+
+# Powers of two from 4 up, within [min, max].
+sub sizes {
+    my ($min, $max) = @_;
+    my @s;
+    for (my $b = 4; $b <= $max; $b *= 2) { push @s, $b if $b >= $min }
+    return @s;
+}
+
+# One sweep: exit 0, nothing wrong, exactly the rows asked for, and the
+# relations that define the columns.
+sub sweep_ok {
+    my (%a) = @_;
+    my ($n, $min, $max, $op) = @a{qw(n min max op)};
+    my @args = (@quick, '--min-bytes', $min, '--max-bytes', $max,
+                defined $op ? ('--op', $op) : ());
+    my $name = "$n rank" . ($n > 1 ? 's' : '') . ", $min..$max bytes"
+             . (defined $op ? ", --op $op" : '');
+    my ($status, $out, $err) = mpirun($n, @args, '--json');
+    is($status, 0, "$name: exit 0") or diag $err;
+    my $rows = rows_of($out);
+    ok($rows, "$name: --json is an array of rows, one per line") or return;
+    my @memcpy = grep { $_->{op} eq 'memcpy' } @$rows;
+    my @coll = grep { $_->{op} ne 'memcpy' } @$rows;
+
+    my (%want, %got);
+    for my $o (defined $op && $op ne 'all' ? ($op) : @ops) {
+        $want{"$o ring $_"}++, $want{"$o mpi $_"}++ for sizes($min, $max);
+    }
+    $got{"$_->{op} $_->{impl} $_->{size}"}++ for @coll;
+    is_deeply(\%got, \%want,
+              "$name: every operation x implementation x size, once each");
+
+    my @bad = grep { $_->{wrong} != 0 } @coll;
+    is(scalar @bad, 0, "$name: no wrong element in any row")
+      or diag(join "\n", map { "$_->{op} $_->{impl} $_->{size}: $_->{wrong} wrong" } @bad);
+
+    my ($count_ok, $time_ok) = (1, 1);
+    for my $r (@coll) {
+        $count_ok &&= $r->{count} == $r->{size} / 4;
+        $time_ok &&= $r->{time_s} > 0;
+    }
+    ok($count_ok, "$name: count = size / 4 (float32) in every row");
+    ok($time_ok, "$name: every time is positive");
+    my (@algbw, @busbw);
+    for my $r (@coll) {
+        my $what = "$r->{op} $r->{impl} $r->{size}";
+        my $a = relation($r->{algbw}, $r->{raw_algbw},
+                         $r->{size} / $r->{time_s} / 1e9, $r->{raw_time_s});
+        push @algbw, "$what: $a" if $a;
+        my $b = relation($r->{busbw}, $r->{raw_busbw},
+                         $r->{algbw} * $factor{ $r->{op} }->($n), $r->{raw_algbw});
+        push @busbw, "$what: $b" if $b;
+    }
+    ok(!@algbw, "$name: algbw = size / time_s / 1e9 in every row")
+      or diag(join "\n", @algbw);
+    ok(!@busbw, "$name: busbw = algbw x 2(n-1)/n for allreduce, x (n-1)/n "
+                . "for reduce_scatter and all_gather, in every row")
+      or diag(join "\n", @busbw);
+    is(scalar @memcpy, 1, "$name: one memcpy row");
+    if (@memcpy) {
+        my $m = $memcpy[0];
+        ok($m->{algbw} > 0 && $m->{busbw} == $m->{algbw},
+           "$name: memcpy bandwidth $m->{algbw} GB/s is positive");
+        is($m->{wrong}, 0, "$name: memcpy row counts nothing wrong");
+        ok($m->{size} <= $max && $m->{size} > 0, "$name: memcpy copies at most --max-bytes");
+        is($rows->[-1]{op}, 'memcpy', "$name: the memcpy row comes last");
+    }
+    return $rows;
+}
+
+# --------------------------------------------------- right on 1 to 4 ranks --
+sweep_ok(n => 1, min => 8, max => 65536);
+sweep_ok(n => 2, min => 8, max => 65536);
+# Three ranks: no power-of-two buffer divides by three; 4 and 8 bytes leave
+# two and one chunks empty.
+sweep_ok(n => 3, min => 4, max => 16384);
+# Four ranks: 4 bytes is one float and three empty chunks, 8 bytes two.
+sweep_ok(n => 4, min => 4, max => 1024);
+# --op restricts the sweep; a --min-bytes between powers of two starts at
+# the next one.
+sweep_ok(n => 2, min => 8, max => 4096, op => 'allreduce');
+sweep_ok(n => 3, min => 5, max => 100, op => 'reduce_scatter');
+sweep_ok(n => 2, min => 4, max => 64, op => 'all_gather');
+sweep_ok(n => 2, min => 4, max => 64, op => 'all');
+
+# ----------------------------------------------------------- other outputs --
+{
+    my $dir = tempdir(CLEANUP => 1);
+    my @args = (@quick, qw(--min-bytes 16 --max-bytes 256));
+    my ($status, $out, $err) = mpirun(2, @args, '--json', '--output', "$dir/rows.json",
+                                      '--data', "$dir/rows.csv",
+                                      '--transcript', "$dir/table.txt");
+    is($status, 0, '--json --output --data --transcript: exit 0') or diag $err;
+    is($out, '', '--output: nothing on stdout');
+    my $json = do { local $/; open my $f, '<', "$dir/rows.json" or die; <$f> };
+    my $rows = rows_of($json);
+    ok($rows, '--output holds the --json rows');
+    open my $csv, '<', "$dir/rows.csv" or die "no --data file: $!";
+    chomp(my @lines = <$csv>);
+    is(shift @lines, 'op,impl,size,count,time_s,algbw,busbw,wrong',
+       '--data: CSV with its header');
+    is(scalar @lines, scalar @$rows, '--data: one CSV line per JSON row');
+    my @same = grep {
+        my @f = split /,/, $lines[$_];
+        my $r = $rows->[$_];
+        $f[0] eq $r->{op} && $f[1] eq $r->{impl} && $f[2] == $r->{size}
+          && $f[3] == $r->{count} && $f[7] == $r->{wrong}
+    } 0 .. $#lines;
+    is(scalar @same, scalar @lines, '--data: the same rows, in the same order');
+    open my $t, '<', "$dir/table.txt" or die "no --transcript file: $!";
+    my $table = do { local $/; <$t> };
+    like($table, qr/\A# 2 ranks, float32 sum; memory copy [\d.]+ GB\/s/,
+         '--transcript: the header names the ranks and the memcpy ceiling');
+    for my $op (@ops) {
+        like($table, qr/^# \Q$op\E\s+ring\s+mpi$/m, "--transcript: a $op table");
+    }
+    my @table_rows = $table =~ /^\s+(\d+)\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\d+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\d+)$/mg;
+    is(scalar @table_rows, 3 * 3 * 5, '--transcript: five sizes per operation, ring beside mpi');
+
+    ($status, $out, $err) = mpirun(2, @args, '--csv');
+    is($status, 0, '--csv: exit 0');
+    like($out, qr/\Aop,impl,size,count,time_s,algbw,busbw,wrong\n/, '--csv: the header');
+    is(scalar(() = $out =~ /\n/g), 1 + 3 * 2 * 5 + 1, '--csv: header, 30 rows and memcpy');
+
+    ($status, $out, $err) = mpirun(2, @args, '--latex', 'Test');
+    is($status, 0, '--latex: exit 0');
+    like($out, qr/^\\newcommand\{\\TestRanks\}\{2\}$/m, '--latex: \TestRanks is 2');
+    like($out, qr/^\\newcommand\{\\TestWrong\}\{0\}$/m, '--latex: \TestWrong is 0');
+    like($out, qr/^\\newcommand\{\\TestMemcpyGbps\}\{[\d.]+\}$/m, '--latex: the memcpy bandwidth');
+    my @bad = grep { !/^\\newcommand\{\\Test[A-Za-z]+\}\{.*\}$/ } split /\n/, $out;
+    is_deeply(\@bad, [], '--latex: only \newcommand lines, every name prefixed');
+
+    ($status, $out, $err) = mpirun(2, @args);
+    is($status, 0, 'the table: exit 0');
+    like($out, qr/^# allreduce\s+ring\s+mpi$/m, 'the table on stdout by default');
+    like($err, qr/^allreduce: allreduce 16 bytes done$/m, 'progress on stderr');
+}
+
+# ------------------------------------------------------------- bad input --
+my @bad = (
+    ['--op', '--op', 'bogus'],
+    ['--op', '--op', 'Allreduce'],
+    ['--min-bytes', '--min-bytes', 128, '--max-bytes', 64],
+    ['--min-bytes', '--min-bytes', 2],
+    ['--max-bytes', '--max-bytes', 'abc'],
+    ['--max-bytes', '--max-bytes', '-5'],
+    ['--max-bytes', '--max-bytes', '0'],
+    ['--max-bytes', '--max-bytes', '1e13'],
+    ['--min-bytes', '--min-bytes', '4.5'],
+    ['--warmup', '--warmup', 'x'],
+    ['--warmup', '--warmup', '0.5'],
+    ['--seconds', '--seconds', '0'],
+    ['--seconds', '--seconds', '-1'],
+    ['--bogus', '--bogus'],
+    ['--bogus', '--bogus', 7],
+);
+for my $n (1, 2, 4) {
+    for my $case (@bad) {
+        my ($flag, @args) = @$case;
+        my $name = "$n rank" . ($n > 1 ? 's' : '') . ": allreduce @args";
+        my $dir = tempdir(CLEANUP => 1);
+        # A small sweep, should the bad flag be let through.
+        my @small = grep({ $_ eq '--max-bytes' } @args) ? () : ('--max-bytes', 64);
+        my ($status, $out, $err) = mpirun($n, @quick, @small,
+            @args, '--json', '--output', "$dir/out.json",
+            '--data', "$dir/data.csv", '--transcript', "$dir/table.txt");
+        is($status, 2, "$name: exit status 2");
+        is($out, '', "$name: nothing on stdout");
+        my $lines = () = $err =~ /\n/g;
+        is($lines, 1, "$name: exactly one line on stderr") or diag $err;
+        like($err, qr/^allreduce: .*\Q$flag\E/, "$name: the line names $flag");
+        opendir(my $dh, $dir) or die;
+        my @left = grep { !/^\./ } readdir $dh;
+        is_deeply(\@left, [], "$name: no output file left behind");
+    }
+}
+# A flag without its value, as the last word.
+for my $n (1, 2) {
+    my ($status, $out, $err) = mpirun($n, '--max-bytes');
+    is($status, 2, "$n rank(s): --max-bytes with no value: exit 2");
+    is(scalar(() = $err =~ /\n/g), 1, "$n rank(s): --max-bytes with no value: one line");
+    like($err, qr/--max-bytes/, "$n rank(s): ... naming --max-bytes");
+}
+
+# ------------------------------------------------------------------ help --
+for my $n (1, 2, 4) {
+    my ($status, $out, $err) = mpirun($n, '--help');
+    is($status, 0, "--help on $n rank(s): exit 0");
+    is(scalar(() = $out =~ /^usage: allreduce/mg), 1, "--help on $n rank(s): printed once");
+    for my $flag (qw(--min-bytes --max-bytes --op --warmup --seconds --transcript
+                     --data --json --csv --latex --output --help)) {
+        like($out, qr/^\s+\Q$flag\E\b/m, "--help on $n rank(s): lists $flag") if $n == 1;
+    }
+}
+
+# ------------------------------------------------- the benchmark can fail --
+# The chapter's ring with the reduce-scatter's addition dropped (each rank
+# keeps what arrives instead of adding its share), built with the flags the
+# Makefile used for this build's objects and linked the way the lab-ring
+# rule links a student's ring.
+{
+    my $dir = tempdir(CLEANUP => 1);
+    my $source = do { local $/; open my $f, '<', "$root/code/comm/ring.c" or die; <$f> };
+    my $broken = $source;
+    my $changed = $broken =~ s/mine\[i\] \+= scratch\[i\];/mine[i] = scratch[i];/g;
+    is($changed, 1, 'broken ring: the addition of the reduce-scatter found once');
+    open my $f, '>', "$dir/ring.c" or die;
+    print $f $broken;
+    close $f;
+    my $flags = do { local $/; open my $c, '<', "$root/build/obj/cflags" or die; <$c> };
+    my (undef, @cflags) = split ' ', $flags;      # drop the compiler's name
+    my @common = glob "$root/build/obj/common/*.o";
+    ok(@common > 0, 'broken ring: the common objects are built');
+    my ($s1, undef, $e1) = run('mpicc', @cflags, "-I$root/code/comm", '-c',
+                               "$dir/ring.c", '-o', "$dir/ring.o");
+    is($s1, 0, 'broken ring: compiles with the Makefile\'s flags') or diag $e1;
+    my ($s2, undef, $e2) = run('mpicc', @cflags, '-c', "$root/code/comm/allreduce.c",
+                               '-o', "$dir/allreduce.o");
+    is($s2, 0, 'broken ring: allreduce.c compiles') or diag $e2;
+    # The flags again when linking: under SANITIZE=1 they hold -fsanitize.
+    my ($s3, undef, $e3) = run('mpicc', @cflags, "$dir/allreduce.o", "$dir/ring.o",
+                               @common, '-lm', '-o', "$dir/allreduce");
+    is($s3, 0, 'broken ring: links') or diag $e3;
+
+    for my $n (2, 3) {
+        my ($status, $out, $err) = run('mpiexec', '-n', $n, "$dir/allreduce", @quick,
+                                       qw(--min-bytes 8 --max-bytes 4096 --json));
+        is($status, 1, "broken ring on $n ranks: exit status 1");
+        like($err, qr/^allreduce: \d+ wrong elements/m,
+             "broken ring on $n ranks: says how many elements are wrong");
+        my $rows = rows_of($out) // [];
+        ok(@$rows > 0, "broken ring on $n ranks: still prints its rows");
+        my %wrong;
+        $wrong{"$_->{op} $_->{impl}"} += $_->{wrong} for @$rows;
+        cmp_ok($wrong{'allreduce ring'} // 0, '>', 0,
+               "broken ring on $n ranks: the ring all-reduce is wrong");
+        cmp_ok($wrong{'reduce_scatter ring'} // 0, '>', 0,
+               "broken ring on $n ranks: the ring reduce-scatter is wrong");
+        is($wrong{'all_gather ring'}, 0,
+           "broken ring on $n ranks: the ring all-gather, which adds nothing, is right");
+        is(($wrong{'allreduce mpi'} // 0) + ($wrong{'reduce_scatter mpi'} // 0)
+           + ($wrong{'all_gather mpi'} // 0), 0,
+           "broken ring on $n ranks: MPICH's collectives are right");
+    }
+    # One rank has nothing to add: the broken ring is not caught there.
+    my ($status) = run('mpiexec', '-n', 1, "$dir/allreduce", @quick,
+                       qw(--max-bytes 256 --json));
+    is($status, 0, 'broken ring on 1 rank: nothing to add, nothing wrong');
+}
+
+done_testing();
