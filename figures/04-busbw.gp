@@ -5,14 +5,15 @@ set logscale x 2
 set format x '%.0b%B'
 set xlabel 'buffer size (bytes)'
 set ylabel 'bus bandwidth (GB/s)'
-set key top left
+set key bottom right
 set grid xtics ytics
 file = data.'/04-allreduce-2.csv'
+rows(impl) = sprintf('< awk -F, ''$1 == "allreduce" && $2 == "%s"'' %s', impl, file)
 stats file using (strcol(1) eq 'memcpy' ? $7 : 1/0) nooutput
 copy = STATS_max
 set yrange [0:copy * 1.15]
-plot file using (strcol(1) eq 'allreduce' && strcol(2) eq 'ring' ? $3 : 1/0):7 \
-         with linespoints pt 7 ps 0.5 lw 2 lc rgb '#4477aa' title 'ring', \
-     file using (strcol(1) eq 'allreduce' && strcol(2) eq 'mpi' ? $3 : 1/0):7 \
-         with linespoints pt 5 ps 0.5 lw 2 lc rgb '#ee6677' title 'MPICH', \
+plot rows('ring') using 3:7 with linespoints pt 7 ps 0.5 lw 2 \
+         lc rgb '#4477aa' title 'ring', \
+     rows('mpi') using 3:7 with linespoints pt 5 ps 0.5 lw 2 \
+         lc rgb '#ee6677' title 'MPICH', \
      copy with lines dt 2 lw 2 lc rgb '#228833' title 'memcpy, one core'
