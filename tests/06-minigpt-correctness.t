@@ -16,24 +16,6 @@ use JSON::PP ();
 use List::Util qw(max sum);
 use Test::More;
 
-# FleetTest::run with one difference: a process killed by a signal reports
-# 128 + the signal, as a shell would, rather than 0.
-sub execute {
-    my @command = @_;
-    my $tmp = tempdir(CLEANUP => 1);
-    my $pid = fork // die "fork: $!";
-    if ($pid == 0) {
-        open STDOUT, '>', "$tmp/out" or die;
-        open STDERR, '>', "$tmp/err" or die;
-        exec @command or exit 127;
-    }
-    waitpid $pid, 0;
-    my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
-    local $/;
-    open my $o, '<', "$tmp/out" or die; my $out = <$o>;
-    open my $e, '<', "$tmp/err" or die; my $err = <$e>;
-    return ($status, $out, $err);
-}
 
 my $minigpt = root() . '/build/bin/minigpt';
 my $fp64 = root() . '/build/bin/minigpt-fp64';
@@ -46,7 +28,7 @@ my @tensors = qw(wte wpe ln1_w ln1_b qkv_w qkv_b proj_w proj_b ln2_w ln2_b
 
 sub json_of {
     my ($binary, @args) = @_;
-    my ($status, $out, $err) = execute($binary, @args, '--json');
+    my ($status, $out, $err) = run($binary, @args, '--json');
     die "@args --json exited $status: $err" if $status != 0;
     return JSON::PP::decode_json($out);
 }
@@ -72,7 +54,7 @@ my %tiny = (layers => 2, hidden => 16, heads => 2, seq => 8, batch => 2,
 for my $shape (\%tiny, { layers => 1, hidden => 24, heads => 3, seq => 6,
                          batch => 3, vocab => 20 }) {
     my @flags = flags_of(%$shape);
-    my ($status, $out, $err) = execute($fp64, '--gradcheck', @flags);
+    my ($status, $out, $err) = run($fp64, '--gradcheck', @flags);
     is($status, 0, "fp64 gradcheck (@flags) exits 0") or diag $err;
     my @rows = $out =~ /^(\w+)\s+([-+.\de]+)\s+([-+.\de]+)\s*$/mg;
     my (@names, %error, %largest);
@@ -102,7 +84,7 @@ is($g->{tensors}, 17, 'fp64 gradcheck --json: 17 tensors');
 ok((grep { $_ eq $g->{worst_tensor} } @tensors), 'fp64 gradcheck --json: worst_tensor is a tensor');
 
 {
-    my ($status, $out, $err) = execute($minigpt, '--gradcheck', flags_of(%tiny));
+    my ($status, $out, $err) = run($minigpt, '--gradcheck', flags_of(%tiny));
     is($status, 0, 'fp32 gradcheck exits 0 under its own tolerance') or diag "$out$err";
     like($out, qr/^largest relative error \S+ in \w+ \(tolerance [^)]*\): OK$/m,
          'fp32 gradcheck: OK');
@@ -146,7 +128,7 @@ my $dir = tempdir(CLEANUP => 1);
 # so each token prints as its own character).
 {
     my $t = json_of($minigpt, qw(--quiet --steps 1), flags_of(%tiny));
-    my ($status, $text) = execute($minigpt, qw(--sample 300000), flags_of(%tiny));
+    my ($status, $text) = run($minigpt, qw(--sample 300000), flags_of(%tiny));
     $text =~ s/\n//g;
     my @tok = split //, $text;
     my (%one, %pair, %first);
@@ -166,15 +148,15 @@ my $dir = tempdir(CLEANUP => 1);
 # ---------------------------------------------------------- determinism --
 {
     my @train = (qw(--quiet --steps 30), flags_of(%tiny));
-    my @s = map { (execute($minigpt, @train, '--save', "$dir/det$_.ckpt"))[0] } 1, 2;
+    my @s = map { (run($minigpt, @train, '--save', "$dir/det$_.ckpt"))[0] } 1, 2;
     is_deeply(\@s, [0, 0], 'two identical runs succeed');
     is(-s "$dir/det1.ckpt", 120 + 3 * 4 * params_of(%tiny),
        'a checkpoint is the header, three arrays of N floats and the checksum');
     is(compare("$dir/det1.ckpt", "$dir/det2.ckpt"), 0,
        'two identical runs write byte-identical checkpoints');
-    execute($minigpt, @train, '--seed', 2, '--save', "$dir/seed2.ckpt");
+    run($minigpt, @train, '--seed', 2, '--save', "$dir/seed2.ckpt");
     is(compare("$dir/det1.ckpt", "$dir/seed2.ckpt"), 1, 'another --seed gives another checkpoint');
-    execute($minigpt, @train, '--lr', '0.001', '--save', "$dir/lr.ckpt");
+    run($minigpt, @train, '--lr', '0.001', '--save', "$dir/lr.ckpt");
     is(compare("$dir/det1.ckpt", "$dir/lr.ckpt"), 1, 'another --lr gives another checkpoint');
 }
 
@@ -222,11 +204,11 @@ for my $shape (\%tiny,
 # (the same weights and the same first batch).
 {
     my %v = (layers => 2, hidden => 32, heads => 4, seq => 16, batch => 8, vocab => 32);
-    my (undef, $table) = execute($minigpt, '--gradcheck', flags_of(%v));
+    my (undef, $table) = run($minigpt, '--gradcheck', flags_of(%v));
     my $gmax = max($table =~ /^\w+\s+([-+.\de]+)\s+[-+.\de]+\s*$/mg);
     ok(defined $gmax && $gmax > 0, "largest gradient of the batch: $gmax");
     for my $k (1, 2, 4, 8) {
-        my ($status, $out, $err) = execute($minigpt, '--verify', '--micro-batches', $k,
+        my ($status, $out, $err) = run($minigpt, '--verify', '--micro-batches', $k,
                                        flags_of(%v));
         is($status, 0, "--verify --micro-batches $k exits 0") or diag $err;
         my ($dloss, $dgrad, $atol, $rtol) = $out =~
@@ -258,7 +240,7 @@ for my $shape (\%tiny,
 # letters are a to m. Words come from a lexicon of 24, two to five letters;
 # a sentence is two to five words; a copy repeats the sentence after a bar.
 {
-    my ($status, $out, $err) = execute($minigpt, qw(--sample 20000 --vocab 16));
+    my ($status, $out, $err) = run($minigpt, qw(--sample 20000 --vocab 16));
     is($status, 0, '--sample exits 0');
     is($err, '', '--sample: nothing on stderr');
     my @lines = split /\n/, $out, -1;
@@ -286,13 +268,13 @@ for my $shape (\%tiny,
     my $share = $copies / @sentences;
     ok($share > 0.4 && $share < 0.6, "about half the sentences are copied ($share)");
 
-    my ($s1, $one) = execute($minigpt, qw(--sample 1 --vocab 16));
+    my ($s1, $one) = run($minigpt, qw(--sample 1 --vocab 16));
     is($one, substr($out, 0, 1) . "\n", '--sample 1 prints the first character alone');
-    my (undef, $again) = execute($minigpt, qw(--sample 20000 --vocab 16));
+    my (undef, $again) = run($minigpt, qw(--sample 20000 --vocab 16));
     is($again, $out, '--sample is deterministic');
-    my (undef, $other) = execute($minigpt, qw(--sample 20000 --vocab 16 --seed 7));
+    my (undef, $other) = run($minigpt, qw(--sample 20000 --vocab 16 --seed 7));
     isnt($other, $out, '--sample with another --seed is another text');
-    my (undef, $wide) = execute($minigpt, qw(--sample 3000 --vocab 24));
+    my (undef, $wide) = run($minigpt, qw(--sample 3000 --vocab 24));
     (my $w = $wide) =~ s/\n//g;
     is(length $w, 3000, '--sample 3000 --vocab 24: 3,000 characters');
     like($w, qr/\A[. |a-u]+\z/, '--vocab 24: letters a to u only');

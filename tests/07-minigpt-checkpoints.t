@@ -17,24 +17,6 @@ use File::Copy qw(copy);
 use JSON::PP ();
 use Test::More;
 
-# FleetTest::run with one difference: a process killed by a signal reports
-# 128 + the signal, as a shell would, rather than 0.
-sub execute {
-    my @command = @_;
-    my $tmp = tempdir(CLEANUP => 1);
-    my $pid = fork // die "fork: $!";
-    if ($pid == 0) {
-        open STDOUT, '>', "$tmp/out" or die;
-        open STDERR, '>', "$tmp/err" or die;
-        exec @command or exit 127;
-    }
-    waitpid $pid, 0;
-    my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
-    local $/;
-    open my $o, '<', "$tmp/out" or die; my $out = <$o>;
-    open my $e, '<', "$tmp/err" or die; my $err = <$e>;
-    return ($status, $out, $err);
-}
 
 my $minigpt = root() . '/build/bin/minigpt';
 my $fp64 = root() . '/build/bin/minigpt-fp64';
@@ -91,7 +73,7 @@ sub fnv1a {
 # ------------------------------------------------------- the file itself --
 my %small = (layers => 1, hidden => 16, heads => 2, seq => 8, batch => 2, vocab => 16);
 {
-    my ($status, $out, $err) = execute($minigpt, qw(--quiet --steps 7 --seed 5),
+    my ($status, $out, $err) = run($minigpt, qw(--quiet --steps 7 --seed 5),
                                    flags_of(%small), '--save', "$dir/small.ckpt");
     is($status, 0, 'a small run saves a checkpoint') or diag $err;
     my $bytes = slurp("$dir/small.ckpt");
@@ -111,7 +93,7 @@ my %small = (layers => 1, hidden => 16, heads => 2, seq => 8, batch => 2, vocab 
     is(sprintf('%016x', fnv1a(substr $bytes, 0, -8)), sprintf('%016x', $stored),
        'the file ends with the FNV-1a hash of everything before it');
 
-    my ($s64, undef, $e64) = execute($fp64, qw(--quiet --steps 7 --seed 5),
+    my ($s64, undef, $e64) = run($fp64, qw(--quiet --steps 7 --seed 5),
                                  flags_of(%small), '--save', "$dir/small64.ckpt");
     is($s64, 0, 'minigpt-fp64 saves a checkpoint too') or diag $e64;
     is(-s "$dir/small64.ckpt", 14 * 8 + 3 * 8 * $N + 8, 'of eight-byte numbers');
@@ -125,7 +107,7 @@ my %model = (layers => 2, hidden => 32, heads => 2, seq => 32, batch => 4, vocab
 my ($S, $K, $kill_after) = (600, 50, 80);
 my @train = (flags_of(%model), '--steps', $S, '--eval-every', 100);
 {
-    my ($status, $out, $err) = execute($minigpt, @train, '--quiet', '--json',
+    my ($status, $out, $err) = run($minigpt, @train, '--quiet', '--json',
                                    '--save', "$dir/a.ckpt");
     is($status, 0, "run A: $S steps uninterrupted") or diag $err;
 
@@ -166,7 +148,7 @@ my @train = (flags_of(%model), '--steps', $S, '--eval-every', 100);
     my $from = $h[9];
 
     # The same command, with --resume.
-    ($status, $out, $err) = execute($minigpt, @train, '--json', '--save', "$dir/b.ckpt",
+    ($status, $out, $err) = run($minigpt, @train, '--json', '--save', "$dir/b.ckpt",
                                 '--save-every', $K, '--resume', "$dir/b.ckpt");
     is($status, 0, 'run B resumes and finishes') or diag $err;
     my ($first) = $err =~ m{^step (\d+)/}m;
@@ -182,7 +164,7 @@ my @train = (flags_of(%model), '--steps', $S, '--eval-every', 100);
               'the resumed run leaves no temporary checkpoint');
 
     # Resuming a finished run does no steps and changes nothing.
-    ($status, $out, $err) = execute($minigpt, @train, '--json', '--quiet',
+    ($status, $out, $err) = run($minigpt, @train, '--json', '--quiet',
                                 '--resume', "$dir/a.ckpt", '--save', "$dir/c.ckpt");
     is($status, 0, 'resuming a finished run succeeds') or diag $err;
     $r = eval { JSON::PP::decode_json($out) } // {};
@@ -196,7 +178,7 @@ my @train = (flags_of(%model), '--steps', $S, '--eval-every', 100);
 sub refused {
     my ($name, $binary, $path, @flags) = @_;
     my $out_dir = tempdir(CLEANUP => 1);
-    my ($status, $out, $err) = execute($binary, qw(--quiet --steps 10), @flags,
+    my ($status, $out, $err) = run($binary, qw(--quiet --steps 10), @flags,
                                    '--resume', $path, '--output', "$out_dir/report.txt");
     is($status, 2, "$name: exit status 2");
     is($out, '', "$name: nothing on stdout");
@@ -211,7 +193,7 @@ my @small = flags_of(%small);
 my $good = slurp("$dir/small.ckpt");
 my $len = length $good;
 {
-    my ($status, undef, $err) = execute($minigpt, qw(--quiet --steps 10 --seed 5), @small,
+    my ($status, undef, $err) = run($minigpt, qw(--quiet --steps 10 --seed 5), @small,
                                     '--resume', "$dir/small.ckpt");
     is($status, 0, 'the intact checkpoint resumes (the cases below are refused for their flaw)')
       or diag $err;
@@ -273,14 +255,14 @@ refused('a directory', $minigpt, "$dir/a-directory", @seed5);
 {
     my $wdir = tempdir(CLEANUP => 1);
     my @w = (flags_of(%model), '--quiet');
-    my ($status, undef, $e) = execute($minigpt, @w, '--steps', 5, '--save', "$wdir/good.ckpt");
+    my ($status, undef, $e) = run($minigpt, @w, '--steps', 5, '--save', "$wdir/good.ckpt");
     is($status, 0, 'a good checkpoint to protect') or diag $e;
     my $before = slurp("$wdir/good.ckpt");
     cmp_ok(length $before, '>', 64 * 1024, 'larger than the file-size limit below');
     # minigpt is an MPI program; under a file-size limit MPICH's UCX transport
     # cannot create its shared-memory files, so one process uses UCX's 'self'.
     my $command = join ' ', map { "'$_'" } $minigpt, @w, '--steps', 6;
-    ($status, my $out, $e) = execute('sh', '-c',
+    ($status, my $out, $e) = run('sh', '-c',
         qq{trap '' XFSZ; ulimit -f 64; UCX_TLS=self exec $command --save '$wdir/good.ckpt'});
     is($status, 2, 'a write that fails: exit status 2');
     is($out, '', 'nothing on stdout');
@@ -291,7 +273,7 @@ refused('a directory', $minigpt, "$dir/a-directory", @seed5);
     is_deeply([files_in($wdir)], ['good.ckpt'], 'no temporary file is left');
 
     # The same with a periodic save in the middle of the run.
-    ($status, $out, $e) = execute('sh', '-c',
+    ($status, $out, $e) = run('sh', '-c',
         qq{trap '' XFSZ; ulimit -f 64; UCX_TLS=self exec $command --save '$wdir/good.ckpt' --save-every 2});
     is($status, 2, 'a periodic write that fails: exit status 2');
     like($e, qr/\A[^\n]*--save[^\n]*\n\z/, 'one line naming --save');

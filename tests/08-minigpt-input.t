@@ -12,24 +12,6 @@ use FleetTest;
 use File::Temp qw(tempdir);
 use Test::More;
 
-# FleetTest::run with one difference: a process killed by a signal reports
-# 128 + the signal, as a shell would, rather than 0.
-sub execute {
-    my @command = @_;
-    my $tmp = tempdir(CLEANUP => 1);
-    my $pid = fork // die "fork: $!";
-    if ($pid == 0) {
-        open STDOUT, '>', "$tmp/out" or die;
-        open STDERR, '>', "$tmp/err" or die;
-        exec @command or exit 127;
-    }
-    waitpid $pid, 0;
-    my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
-    local $/;
-    open my $o, '<', "$tmp/out" or die; my $out = <$o>;
-    open my $e, '<', "$tmp/err" or die; my $err = <$e>;
-    return ($status, $out, $err);
-}
 
 my $minigpt = root() . '/build/bin/minigpt';
 my $fp64 = root() . '/build/bin/minigpt-fp64';
@@ -47,7 +29,7 @@ sub files_in {
 sub refused {
     my ($name, $binary, $must, @args) = @_;
     my $dir = tempdir(CLEANUP => 1);
-    my ($status, $out, $err) = execute($binary, @args, '--output', "$dir/out.txt");
+    my ($status, $out, $err) = run($binary, @args, '--output', "$dir/out.txt");
     is($status, 2, "$name: exit status 2");
     is($out, '', "$name: nothing on stdout");
     my $lines = () = $err =~ /\n/g;
@@ -85,7 +67,7 @@ refused('--sample 2e6', $minigpt, qr/--sample/, qw(--sample 2e6));
 
 # A flag with no value, twice, unknown, or a switch given a value.
 for my $flag (@counts, qw(--lr --save --resume --log --profile --transcript --output)) {
-    my ($status, $out, $err) = execute($minigpt, $flag);
+    my ($status, $out, $err) = run($minigpt, $flag);
     is($status, 2, "$flag with no value: exit 2");
     like($err, qr/^minigpt: \Q$flag\E needs a value\n\z/, "$flag with no value: one line naming it");
 }
@@ -127,7 +109,7 @@ refused('a long context', $minigpt, qr/--seq/, qw(--batch 512 --seq 4096 --heads
                   [qw(--vocab 65536 --hidden 4096 --layers 8 --heads 32 --seq 8 --batch 1)]) {
         my $command = join ' ', map { "'$_'" } $minigpt, @$case, qw(--steps 1 --quiet),
                                 '--output', "$dir/out.txt";
-        my ($status, $out, $err) = execute('sh', '-c', "ulimit -c 0; exec $command");
+        my ($status, $out, $err) = run('sh', '-c', "ulimit -c 0; exec $command");
         is($status, 2, "@$case: exit status 2");
         my $lines = () = $err =~ /\n/g;
         is($lines, 1, "@$case: one line on stderr") or diag $err;
@@ -142,7 +124,7 @@ refused('a long context', $minigpt, qr/--seq/, qw(--batch 512 --seq 4096 --heads
     my @tiny = qw(--layers 1 --hidden 16 --heads 2 --seq 8 --batch 2 --vocab 16
                   --steps 2 --quiet);
     for my $flag (qw(--log --save --profile --transcript --output)) {
-        my ($status, $out, $err) = execute($minigpt, @tiny, $flag, '/nonexistent/dir/file');
+        my ($status, $out, $err) = run($minigpt, @tiny, $flag, '/nonexistent/dir/file');
         is($status, 2, "unwritable $flag: exit status 2");
         is($out, '', "unwritable $flag: nothing on stdout");
         my $lines = () = $err =~ /\n/g;
@@ -163,7 +145,7 @@ refused('matmul-bench --layers', $bench, qr/unknown flag --layers/, qw(--layers 
     my $dir = tempdir(CLEANUP => 1);
     my $command = join ' ', map { "'$_'" } $bench, qw(--batch 4096 --seq 4096
                   --hidden 4096 --seconds 0.01), '--output', "$dir/out.txt";
-    my ($status, $out, $err) = execute('sh', '-c', "ulimit -c 0; exec $command 2>&1");
+    my ($status, $out, $err) = run('sh', '-c', "ulimit -c 0; exec $command 2>&1");
     is_deeply([files_in($dir)], [], 'matmul-bench at absurd sizes: no output file');
     is($status, 2, 'matmul-bench at absurd sizes: exit status 2');
     like($out, qr/\A[^\n]*--(batch|seq|hidden)[^\n]*\n\z/,
@@ -183,7 +165,7 @@ my %flags = (
 for my $binary ($minigpt, $fp64, $bench) {
     (my $tool = $binary) =~ s{.*/}{};
     my $name = $tool eq 'minigpt-fp64' ? 'minigpt' : $tool;
-    my ($status, $help, $err) = execute($binary, '--help');
+    my ($status, $help, $err) = run($binary, '--help');
     is($status, 0, "$tool --help exits 0");
     is($err, '', "$tool --help: nothing on stderr");
     like($help, qr/^usage: $name \[flags\]$/m, "$tool --help: usage line");
@@ -197,10 +179,10 @@ for my $binary ($minigpt, $fp64, $bench) {
         # value; a switch parses, and --help then stops the run.
         next if $flag eq '--help';
         if ($line =~ /^ (N|NAME) /) {
-            my ($s, $o, $e) = execute($binary, $flag);
+            my ($s, $o, $e) = run($binary, $flag);
             like($e, qr/^$name: \Q$flag\E needs a value\n\z/, "$tool accepts $flag (it wants a value)");
         } else {
-            my ($s, $o, $e) = execute($binary, $flag, '--help');
+            my ($s, $o, $e) = run($binary, $flag, '--help');
             is($s, 0, "$tool accepts the switch $flag");
             is($o, $help, "$tool $flag --help prints the help");
         }

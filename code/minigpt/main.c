@@ -84,6 +84,19 @@ static double batch_gradient(Model *m, const Batch *b, int B, int micro,
     m->hooks_armed = 0;
     return loss / micro;
 }
+static double rank_gradient(Model *m, const Batch *b, Settings *set)
+{
+    Batch mine = *b;                 /* the sequences this rank computes */
+    int share = set->batch;          /* how many of them                 */
+    share = set->batch / set->dp;
+    mine.inputs += (size_t)set->rank * share * m->config.seq;
+    mine.targets += (size_t)set->rank * share * m->config.seq;
+    data_parallel_begin(&set->parallel, m);
+    double loss = batch_gradient(m, &mine, share, set->micro,
+                                 (real)share / (real)set->batch);
+    data_parallel_combine(&set->parallel, &loss);
+    return loss;
+}
 enum { VALIDATION_BATCHES = 4 };
 
 /* Mean loss over fixed validation batches; the tally is left as it was, so
@@ -198,15 +211,7 @@ static int verify(Model *m, const Language *lang, Settings *set,
     double loss_ref = batch_gradient(m, &b, B, 1, 1);
     memcpy(reference, m->grads_memory, sizeof(real) * N);
     model_zero_grads(m);
-    Batch mine = b;                  /* the sequences this rank computes */
-    int share = set->batch;          /* how many of them                 */
-    share = set->batch / set->dp;
-    mine.inputs += (size_t)set->rank * share * m->config.seq;
-    mine.targets += (size_t)set->rank * share * m->config.seq;
-    data_parallel_begin(&set->parallel, m);
-    double loss = batch_gradient(m, &mine, share, set->micro,
-                                 (real)share / (real)set->batch);
-    data_parallel_combine(&set->parallel, &loss);
+    double loss = rank_gradient(m, &b, set);
     double dloss = fabs(loss - loss_ref), dgrad = 0.0;
     int ok = dloss <= verify_atol + verify_rtol * fabs(loss_ref);
     for (size_t i = 0; i < N; i++) {
@@ -458,16 +463,7 @@ static int train(Model *m, const Language *lang, Settings *set,
         batch_draw(&b, lang, &state.data, set->batch, set->config.seq);
         state.sequences += (uint64_t)set->batch;
         model_zero_grads(m);
-        Batch mine = b;                  /* the sequences this rank computes */
-        int share = set->batch;          /* how many of them                 */
-        share = set->batch / set->dp;
-        mine.inputs += (size_t)set->rank * share * m->config.seq;
-        mine.targets += (size_t)set->rank * share * m->config.seq;
-        data_parallel_begin(&set->parallel, m);
-        double loss = batch_gradient(m, &mine, share, set->micro,
-                                     (real)share / (real)set->batch);
-        data_parallel_combine(&set->parallel, &loss);
-        s.train_loss = loss;
+        s.train_loss = rank_gradient(m, &b, set);
         real lr = learning_rate(set->lr, step, set->steps), norm;
         TIMED(m, OP_OPTIMIZER, 0, norm = clip_gradients(m, opt.clip));
         TIMED(m, OP_OPTIMIZER, 0, adamw_update(m, &opt, lr, step + 1));
