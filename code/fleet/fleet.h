@@ -57,6 +57,13 @@ typedef struct {
     double flops_per_second;  /* gpus × peak × mfu                        */
     double seconds;
 } TrainingTime;
+typedef struct {
+    int stage;                 /* 0: plain data parallel; 1, 2, 3: ZeRO    */
+    double ranks;              /* N_d, the data-parallel degree             */
+    double weights, gradients, optimizer;   /* bytes per device, by kind   */
+    double total;              /* their sum                                 */
+    double traffic;            /* bytes each device sends per step          */
+} ShardedState;
 typedef int Subcommand(int argc, char **argv);
 double state_bytes_per_param(const StateBytes *s);
 /* The part named by --gpu, or NULL after printing an error. */
@@ -66,4 +73,9 @@ double ceil_count(double x);
 void derive_memory_floor(MemoryFloor *m);
 int memory_main(int argc, char **argv);
 int compute_main(int argc, char **argv);
+ShardedState shard_state(const MemoryFloor *m, const StateBytes *s, int stage,
+                         double ranks);
+void print_sharded_state(FILE *out, const MemoryFloor *m, const StateBytes *s,
+                         int stage, double ranks);
+void print_zero_sweep(FILE *out, const MemoryFloor *m, const StateBytes *s);
 #endif

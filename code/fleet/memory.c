@@ -138,7 +138,7 @@ static void print_memory_floor(FILE *out, const MemoryFloor *m,
                 grouped(m->nodes).s, grouped(m->gpus_whole_nodes).s);
     fprintf(out, "  (a floor, not a plan: activations, communication buffers\n"
                  "   and fragmentation come on top of the static state)\n\n");
-    fprintf(out, "sharded over %s GPUs = %s ÷ %s = %s per GPU\n",
+    fprintf(out, "fully sharded over %s GPUs (--gpus) = %s ÷ %s = %s per GPU\n",
             grouped(gpus).s, bytes_in(m->static_bytes, 1e9).s,
             grouped(gpus).s, bytes_auto(m->static_bytes / gpus).s);
     fprintf(out, "checkpoint      = %s × %s B = %s; at %s/s aggregate: %s s\n",
@@ -191,6 +191,12 @@ int memory_main(int argc, char **argv)
           0, NULL, 0 },
         { "--precisions", OPT_SWITCH, 0,
           "print the table of conventions and exit", 0, NULL, 0 },
+        { "--zero", OPT_NAME, 0, "ZeRO stage 0, 1, 2 or 3 (3 is FSDP's full "
+          "sharding)", 0, "0", 0 },
+        { "--dp", OPT_COUNT, 1e7, "data-parallel ranks the state is sharded over",
+          1, NULL, 0 },
+        { "--zero-sweep", OPT_SWITCH, 0, "print CSV of bytes per device against "
+          "--dp for every stage and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }
     };
@@ -213,6 +219,28 @@ int memory_main(int argc, char **argv)
         return 2;
     if (option_given(options, "--bytes-per-param"))
         convention = NULL;
+    const char *zero = option_text(options, "--zero");
+    int stage = zero[0] >= '0' && zero[0] <= '3' && zero[1] == '\0'
+              ? zero[0] - '0' : -1;
+    if (stage < 0) {
+        complain(command, "--zero must be 0, 1, 2 or 3; got \"%s\"", zero);
+        return 2;
+    }
+    if (convention == NULL && (option_given(options, "--zero")
+                               || option_given(options, "--dp")
+                               || option_given(options, "--zero-sweep"))) {
+        complain(command, "--zero and --dp need --precision (the bytes by kind), "
+                 "not --bytes-per-param");
+        return 2;
+    }
+    if (option_given(options, "--zero-sweep")
+        && (report_requested(options) || option_given(options, "--zero")
+            || option_given(options, "--dp"))) {
+        complain(command, "--zero-sweep prints CSV of every stage and --dp; it "
+                 "takes no --zero, --dp, --json, --csv or --latex");
+        return 2;
+    }
+    double dp = option_number(options, "--dp");
     MemoryFloor m = {
         .params = option_number(options, "--params"),
         .bytes_per_param = convention ? state_bytes_per_param(convention)
@@ -235,13 +263,29 @@ int memory_main(int argc, char **argv)
         return 2;
     if (option_given(options, "--precisions")) {
         print_conventions(out.file, option_given(options, "--csv"));
-    } else {
+    } else if (option_given(options, "--zero-sweep"))
+          print_zero_sweep(out.file, &m, convention);
+    else {
         Report r = { .count = 0 };
         report_memory_floor(&r, &m, fleet, &checkpoint);
+        if (convention != NULL) {
+            ShardedState z = shard_state(&m, convention, stage, dp);
+            report_add(&r, "zero_stage", FIELD_COUNT, stage);
+            report_add(&r, "dp", FIELD_COUNT, dp);
+            report_add(&r, "weight_bytes_per_device", FIELD_BYTES, z.weights);
+            report_add(&r, "gradient_bytes_per_device", FIELD_BYTES, z.gradients);
+            report_add(&r, "optimizer_bytes_per_device", FIELD_BYTES, z.optimizer);
+            report_add(&r, "bytes_per_device", FIELD_BYTES, z.total);
+            report_add(&r, "traffic_bytes", FIELD_BYTES, z.traffic);
+        }
         if (report_requested(options))
             print_report(out.file, &r, options);
-        else
+        else {
             print_memory_floor(out.file, &m, convention, fleet, &checkpoint);
+            if (convention != NULL
+                && (option_given(options, "--zero") || option_given(options, "--dp")))
+                print_sharded_state(out.file, &m, convention, stage, dp);
+        }
     }
     return output_commit(&out, command);
 }
