@@ -15,53 +15,55 @@ void ring_chunks(size_t count, int n, int *size, int *offset)
 
 static int modulo(int a, int n) { return ((a % n) + n) % n; }
 
+typedef struct {
+    int rank, n, left, right;
+    int size[MAX_RANKS], offset[MAX_RANKS];      /* the chunks */
+} Ring;
+
+/* 0 when there is a ring to walk; otherwise what to return at once. */
+static int ring_begin(Ring *r, size_t count, MPI_Comm comm, int *done)
+{
+    MPI_Comm_rank(comm, &r->rank);
+    MPI_Comm_size(comm, &r->n);
+    *done = r->n == 1 || r->n > MAX_RANKS;
+    if (r->n > MAX_RANKS)
+        return MPI_ERR_COMM;
+    ring_chunks(count, r->n, r->size, r->offset);
+    r->right = modulo(r->rank + 1, r->n);
+    r->left = modulo(r->rank - 1, r->n);
+    return MPI_SUCCESS;
+}
 int ring_reduce_scatter(float *buf, size_t count, float *scratch,
                         MPI_Comm comm)
 {
-    int rank, n;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &n);
-    if (n == 1)
-        return MPI_SUCCESS;
-    if (n > MAX_RANKS)
-        return MPI_ERR_COMM;
-    int size[MAX_RANKS], offset[MAX_RANKS];
-    ring_chunks(count, n, size, offset);
-    int right = modulo(rank + 1, n), left = modulo(rank - 1, n);
-    for (int s = 0; s < n - 1; s++) {
-        int out = modulo(rank - s - 1, n), in = modulo(rank - s - 2, n);
-        int status = MPI_Sendrecv(buf + offset[out], size[out], MPI_FLOAT,
-                                  right, s, scratch, size[in], MPI_FLOAT,
-                                  left, s, comm, MPI_STATUS_IGNORE);
+    Ring r;
+    int done, status = ring_begin(&r, count, comm, &done);
+    for (int s = 0; !done && s < r.n - 1; s++) {
+        int out = modulo(r.rank - s - 1, r.n), in = modulo(r.rank - s - 2, r.n);
+        status = MPI_Sendrecv(buf + r.offset[out], r.size[out], MPI_FLOAT,
+                              r.right, s, scratch, r.size[in], MPI_FLOAT,
+                              r.left, s, comm, MPI_STATUS_IGNORE);
         if (status != MPI_SUCCESS)
             return status;
-        float *mine = buf + offset[in];                  /* (size[in]) */
-        for (int i = 0; i < size[in]; i++)
+        float *mine = buf + r.offset[in];                /* (size[in]) */
+        for (int i = 0; i < r.size[in]; i++)
             mine[i] += scratch[i];
     }
-    return MPI_SUCCESS;
+    return status;
 }
 int ring_all_gather(float *buf, size_t count, MPI_Comm comm)
 {
-    int rank, n;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &n);
-    if (n == 1)
-        return MPI_SUCCESS;
-    if (n > MAX_RANKS)
-        return MPI_ERR_COMM;
-    int size[MAX_RANKS], offset[MAX_RANKS];
-    ring_chunks(count, n, size, offset);
-    int right = modulo(rank + 1, n), left = modulo(rank - 1, n);
-    for (int s = 0; s < n - 1; s++) {
-        int out = modulo(rank - s, n), in = modulo(rank - s - 1, n);
-        int status = MPI_Sendrecv(buf + offset[out], size[out], MPI_FLOAT,
-                                  right, s, buf + offset[in], size[in],
-                                  MPI_FLOAT, left, s, comm, MPI_STATUS_IGNORE);
+    Ring r;
+    int done, status = ring_begin(&r, count, comm, &done);
+    for (int s = 0; !done && s < r.n - 1; s++) {
+        int out = modulo(r.rank - s, r.n), in = modulo(r.rank - s - 1, r.n);
+        status = MPI_Sendrecv(buf + r.offset[out], r.size[out], MPI_FLOAT,
+                              r.right, s, buf + r.offset[in], r.size[in],
+                              MPI_FLOAT, r.left, s, comm, MPI_STATUS_IGNORE);
         if (status != MPI_SUCCESS)
             return status;
     }
-    return MPI_SUCCESS;
+    return status;
 }
 
 int ring_allreduce(float *buf, size_t count, float *scratch, MPI_Comm comm)
