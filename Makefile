@@ -9,6 +9,8 @@
 #                   grade a student's attention backward pass
 #   make lab-ring LAB=file.c
 #                   grade a student's ring reduce-scatter and all-gather
+#   make check-sanitize
+#                   the programs' tests under ASan and UBSan
 #   make clean      remove build/
 #
 # The build runs in phases, each a fresh make, so that a phase sees the files
@@ -44,7 +46,7 @@ endif
 OBJ := $(B)/obj
 
 .PHONY: all deps tangle tangle-into programs runs figures book solutions \
-        test bench lab-attention lab-ring clean info FORCE
+        test check-sanitize bench lab-attention lab-ring clean info FORCE
 
 all:
 	@$(MAKE) --no-print-directory deps
@@ -288,6 +290,18 @@ $(B)/solutions.pdf: solutions/solutions.tex chapters/preamble.tex \
 # ------------------------------------------------------------------ test ----
 test: all
 	@prove tests/
+
+# AddressSanitizer and UndefinedBehaviorSanitizer on the programs' own tests,
+# without re-measuring the book with sanitized (and so much slower) programs.
+# A plain `make` afterwards rebuilds the programs without them.
+SANITIZE_TESTS := $(filter-out tests/05-book.t $(wildcard tests/*-solutions-*.t),\
+                    $(wildcard tests/*.t))
+
+check-sanitize:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory tangle
+	@$(MAKE) --no-print-directory programs SANITIZE=1
+	@prove $(SANITIZE_TESTS)
 
 info:
 	@echo "chapters: $(CHAPTERS)"
