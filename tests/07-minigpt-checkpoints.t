@@ -24,12 +24,6 @@ ok(-x $minigpt, 'build/bin/minigpt is built') or BAIL_OUT('no minigpt');
 
 my $dir = tempdir(CLEANUP => 1);
 
-sub slurp {
-    my ($path) = @_;
-    open my $fh, '<:raw', $path or die "$path: $!";
-    local $/;
-    return scalar <$fh>;
-}
 
 sub spew {
     my ($path, $bytes) = @_;

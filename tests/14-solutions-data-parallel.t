@@ -30,57 +30,17 @@ my $sols = "$root/build/solutions";
 ok(-s "$sols/04-ex1.tex", 'the solution script has run (build/solutions/04-*)')
     or BAIL_OUT('no build/solutions/04-ex1.tex: run make first');
 
-sub slurp {
-    my ($path) = @_;
-    open(my $fh, '<', $path) or return undef;
-    local $/;
-    return scalar <$fh>;
-}
 
 # The macros the solution script wrote: name => text.
-my %macro;
-for my $file (glob "$sols/04-*.tex") {
-    my $text = slurp($file) // next;
-    while ($text =~ /^\\newcommand\{\\(\w+)\}\{(.*)\}$/mg) {
-        ok(0, "macro \\$1 defined once") if exists $macro{$1};
-        $macro{$1} = $2;
-    }
-}
+my %macro = %{ read_macros("$sols/04-*.tex") };
 
 # A printed number: (value, half a unit in its last place), with its unit
 # (GB, MB, TB, kB, %) applied. Handles 1,023 and 0.9766 and
 # \ensuremath{1.23\times10^{15}} and 25\,GB.
-my %unit = (GB => 1e9, MB => 1e6, TB => 1e12, kB => 1e3, B => 1, '%' => 1);
-sub parse {
-    my ($text) = @_;
-    return () unless defined $text;
-    my ($mantissa, $exponent, $rest);
-    if ($text =~ /^\\ensuremath\{([\d.]+)\\times10\^\{(-?\d+)\}\}(.*)$/) {
-        ($mantissa, $exponent, $rest) = ($1, $2, $3);
-    } elsif ($text =~ /^(\d[\d,]*(?:\.\d+)?)(.*)$/) {
-        ($mantissa, $exponent, $rest) = ($1, 0, $2);
-        $mantissa =~ s/,//g;
-    } else {
-        return ();
-    }
-    $rest =~ s/^\\,//;
-    $rest =~ s/^\\%$/%/;
-    return () if $rest ne '' && !exists $unit{$rest};
-    my $scale = 10**$exponent * ($rest eq '' ? 1 : $unit{$rest});
-    my $decimals = $mantissa =~ /\.(\d+)$/ ? length $1 : 0;
-    return ($mantissa * $scale, 0.5 * 10**(-$decimals) * $scale);
-}
 
 # The macro NAME prints WANT (in the macro's own unit, times SCALE) to its
 # digits.
-sub agrees {
-    my ($name, $want, $label) = @_;
-    my ($got, $half) = parse($macro{$name});
-    my $ok = defined $got && abs($got - $want) <= $half * (1 + 1e-9) + 1e-12 * abs($want);
-    ok($ok, "$label (\\$name)")
-      or diag(sprintf 'printed %s, want %.10g', $macro{$name} // 'nothing', $want);
-    return $ok;
-}
+sub agrees { return macro_agrees(\%macro, @_) }
 
 # ------------------------------------------------------------------ 4.1 ----
 {
@@ -95,7 +55,7 @@ sub agrees {
         agrees("SolFourA${name}Steps", 2 * ($n - 1), "4.1: n = $n, 2(n-1) steps");
         agrees("SolFourA${name}NaiveGB", ($n - 1) * $N / 1e9, "4.1: n = $n, naive (n-1) N");
     }
-    my ($big) = parse($macro{SolFourAKiloTotalGB});
+    my ($big) = printed_number($macro{SolFourAKiloTotalGB});
     ok(defined $big && $big < 2 && $big > 1.99, '4.1: the total approaches 2N from below');
 }
 
@@ -194,15 +154,15 @@ sub agrees {
                 SolFourECommSeconds => [1.5, 0.05], SolFourEComputeTime => [3.1, 0.05],
                 SolFourERatio => [0.48, 0.005]);
     for my $name (sort keys %seed) {
-        my ($got) = parse($macro{$name});
+        my ($got) = printed_number($macro{$name});
         my ($want, $tol) = @{ $seed{$name} };
         ok(defined $got && abs($got - $want) <= $tol, "4.5: seed $want (\\$name)");
     }
-    my ($weights) = parse($macro{SolFourEWeightsStaticBytes});
+    my ($weights) = printed_number($macro{SolFourEWeightsStaticBytes});
     is($weights, 25e9, '4.5: seed: 25 GB per TP rank');
-    my ($f) = parse($macro{SolFourEComputeFlops});
+    my ($f) = printed_number($macro{SolFourEComputeFlops});
     is($f, 1.23e15, '4.5: seed: 1.23e15 FLOPs');
-    my ($slow, $fast) = ((parse($macro{SolFourESlowRatio}))[0], (parse($macro{SolFourERatio}))[0]);
+    my ($slow, $fast) = ((printed_number($macro{SolFourESlowRatio}))[0], (printed_number($macro{SolFourERatio}))[0]);
     ok(abs($slow - 1) < 0.05, '4.5: seed: at 200 Gbps the ratio is about 1');
     ok(abs($slow / $fast - 2) < 0.01, '4.5: seed: 200 Gbps doubles the ratio');
     ok($fast < 0.5, '4.5: communication is less than half the compute, as the solution says');

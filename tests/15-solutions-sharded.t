@@ -37,12 +37,6 @@ ok(-x $fleet, 'build/bin/fleet exists') or BAIL_OUT("no $fleet: run make first")
 ok(-s "$sols/05-ex1-0.tex", 'the solution script has run (build/solutions/05-*)')
     or BAIL_OUT('no build/solutions/05-ex1-0.tex: run make first');
 
-sub slurp {
-    my ($path) = @_;
-    open(my $fh, '<', $path) or return undef;
-    local $/;
-    return scalar <$fh>;
-}
 
 # ------------------------------------------------------- first principles --
 # Bytes per parameter by kind: 16-bit weights, 16-bit gradients, fp32 master
@@ -149,44 +143,11 @@ for my $run (@runs) {
 }
 
 # ---------------------------------------------------------- the macros ----
-my %macro;
-for my $file (glob "$sols/05-*.tex") {
-    my $text = slurp($file) // next;
-    while ($text =~ /^\\newcommand\{\\(\w+)\}\{(.*)\}$/mg) {
-        ok(0, "macro \\$1 defined once") if exists $macro{$1};
-        $macro{$1} = $2;
-    }
-}
+my %macro = %{ read_macros("$sols/05-*.tex") };
 
 # A printed number: (value, half a unit in its last place), units applied.
-my %unit = (B => 1, kB => 1e3, MB => 1e6, GB => 1e9, TB => 1e12, PB => 1e15);
-sub parse {
-    my ($text) = @_;
-    return () unless defined $text;
-    my ($mantissa, $exponent, $rest);
-    if ($text =~ /^\\ensuremath\{([\d.]+)\\times10\^\{(-?\d+)\}\}(.*)$/) {
-        ($mantissa, $exponent, $rest) = ($1, $2, $3);
-    } elsif ($text =~ /^(\d[\d,]*(?:\.\d+)?)(.*)$/) {
-        ($mantissa, $exponent, $rest) = ($1, 0, $2);
-        $mantissa =~ s/,//g;
-    } else {
-        return ();
-    }
-    $rest =~ s/^\\,//;
-    return () if $rest ne '' && !exists $unit{$rest};
-    my $scale = 10**$exponent * ($rest eq '' ? 1 : $unit{$rest});
-    my $decimals = $mantissa =~ /\.(\d+)$/ ? length $1 : 0;
-    return ($mantissa * $scale, 0.5 * 10**(-$decimals) * $scale);
-}
 
-sub agrees {
-    my ($name, $want, $label) = @_;
-    my ($got, $half) = parse($macro{$name});
-    my $ok = defined $got && abs($got - $want) <= $half * (1 + 1e-9) + 1e-12 * abs($want);
-    ok($ok, "$label (\\$name)")
-        or diag(sprintf 'printed %s, want %.10g', $macro{$name} // 'nothing', $want);
-    return $ok;
-}
+sub agrees { return macro_agrees(\%macro, @_) }
 
 sub camel { join '', map { ucfirst } split /_/, $_[0] }
 for my $run (@runs) {

@@ -8,7 +8,8 @@ use File::Basename qw(dirname);
 use JSON::PP ();
 use Test::More ();
 use Exporter qw(import);
-our @EXPORT = qw(root run fleet_json close_to pdf_text);
+our @EXPORT = qw(root run fleet_json close_to pdf_text slurp read_macros
+                 printed_number macro_agrees);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -55,6 +56,66 @@ sub pdf_text {
     my ($status, $text) = run('pdftotext', '-layout', $pdf, '-');
     die "pdftotext $pdf failed" if $status != 0;
     return $text;
+}
+
+# A file's bytes, or undef if it cannot be read.
+sub slurp {
+    my ($path) = @_;
+    open(my $fh, '<:raw', $path) or return undef;
+    local $/;
+    return scalar <$fh>;
+}
+
+# The LaTeX macros that files matching GLOB define: name => text. A name
+# defined twice is a failed test.
+sub read_macros {
+    my ($glob) = @_;
+    my %macro;
+    for my $file (glob $glob) {
+        my $text = slurp($file) // next;
+        while ($text =~ /^\\newcommand\{\\(\w+)\}\{(.*)\}$/mg) {
+            Test::More::ok(0, "macro \\$1 defined once") if exists $macro{$1};
+            $macro{$1} = $2;
+        }
+    }
+    return \%macro;
+}
+
+# A number as a macro prints it: (value, half a unit in its last place),
+# with its unit applied. Handles 1,023 and 0.9766 and 25\,GB and 40\,\% and
+# \ensuremath{1.23\times10^{15}}; returns () for anything else.
+my %unit = (B => 1, kB => 1e3, MB => 1e6, GB => 1e9, TB => 1e12, PB => 1e15,
+            '%' => 1);
+sub printed_number {
+    my ($text) = @_;
+    return () unless defined $text;
+    my ($mantissa, $exponent, $rest);
+    if ($text =~ /^\\ensuremath\{([\d.]+)\\times10\^\{(-?\d+)\}\}(.*)$/) {
+        ($mantissa, $exponent, $rest) = ($1, $2, $3);
+    } elsif ($text =~ /^(\d[\d,]*(?:\.\d+)?)(.*)$/) {
+        ($mantissa, $exponent, $rest) = ($1, 0, $2);
+        $mantissa =~ s/,//g;
+    } else {
+        return ();
+    }
+    $rest =~ s/^\\,//;
+    $rest =~ s/^\\%$/%/;
+    return () if $rest ne '' && !exists $unit{$rest};
+    my $scale = 10**$exponent * ($rest eq '' ? 1 : $unit{$rest});
+    my $decimals = $mantissa =~ /\.(\d+)$/ ? length $1 : 0;
+    return ($mantissa * $scale, 0.5 * 10**(-$decimals) * $scale);
+}
+
+# The macro NAME of MACROS prints WANT correctly to the digits it shows.
+sub macro_agrees {
+    my ($macros, $name, $want, $label) = @_;
+    my ($got, $half) = printed_number($macros->{$name});
+    my $ok = defined $got
+          && abs($got - $want) <= $half * (1 + 1e-9) + 1e-12 * abs($want);
+    Test::More::ok($ok, "$label (\\$name)")
+      or Test::More::diag(sprintf 'printed %s, want %.10g',
+                          $macros->{$name} // 'nothing', $want);
+    return $ok;
 }
 
 1;
