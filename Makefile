@@ -276,7 +276,7 @@ SOLUTION_STAMPS := $(patsubst solutions/%.sh,$(B)/stamp/solution-%,$(SOLUTION_SC
 
 solutions: $(B)/solutions.pdf
 
-$(B)/stamp/solution-%: solutions/%.sh $(BINS)
+$(B)/stamp/solution-%: solutions/%.sh solutions/lib/helpers.sh $(BINS)
 	@mkdir -p $(B)/solutions $(@D)
 	@echo "run  $<"
 	@sh $< $(B)

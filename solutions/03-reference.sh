@@ -11,26 +11,15 @@
 #
 # Models are tiny and runs short: the whole script takes some tens of seconds.
 set -eu
+. "$(dirname "$0")/lib/helpers.sh"
 mkdir -p "$1/solutions"
 bin=$(cd "$1/bin" && pwd)
 out=$(cd "$1/solutions" && pwd)
 minigpt="$bin/minigpt --quiet"
 minigpt64="$bin/minigpt-fp64 --quiet"
 
-# json FILE KEY: one value from a report written with --json.
-json() {
-    sed -n "s/^ *\"$2\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$1"
-}
 
-# macro NAME VALUE: one \newcommand line on standard output.
-macro() {
-    printf '\\newcommand{\\%s}{%s}\n' "$1" "$2"
-}
 
-# grouped N: N with a comma between thousands, as minigpt prints counts.
-grouped() {
-    echo "$1" | sed -e ':a' -e 's/^\([0-9]*[0-9]\)\([0-9]\{3\}\)/\1,\2/' -e 'ta'
-}
 
 # ---------------------------------------------------------------- 3.1 ------
 # The parameters of a small model, counted from the shapes.

@@ -15,31 +15,15 @@
 # line of this arithmetic in Perl. Exercise 4.7 reads a measurement of this
 # build: a two-rank all-reduce sweep of a few seconds.
 set -eu
+. "$(dirname "$0")/lib/helpers.sh"
 mkdir -p "$1/solutions"
 bin=$(cd "$1/bin" && pwd)
 out=$(cd "$1/solutions" && pwd)
 fleet="$bin/fleet"
 
-# macro NAME VALUE: one \newcommand line on standard output.
-macro() {
-    printf '\\newcommand{\\%s}{%s}\n' "$1" "$2"
-}
 
-# calc FORMAT EXPRESSION: evaluate an awk expression, print it with printf's
-# FORMAT. Values are passed in as shell text, which awk reads as numbers.
-calc() {
-    awk "BEGIN { printf \"$1\", $2 }"
-}
 
-# grouped N: a whole number with a comma between thousands.
-grouped() {
-    echo "$1" | sed -e ':a' -e 's/^\([0-9]*[0-9]\)\([0-9]\{3\}\)/\1,\2/' -e 'ta'
-}
 
-# json FILE KEY: one number from a report that fleet wrote with --json.
-json() {
-    sed -n "s/^ *\"$2\": *\([-0-9.e+]*\),*\$/\1/p" "$1"
-}
 
 # ---------------------------------------------------------------- 4.1 ------
 # What one rank of a ring sends: a buffer of N bytes, n ranks. Chunk N/n;

@@ -11,27 +11,14 @@
 # tests/15-solutions-sharded.t redoes all of it in Perl from the ZeRO formulas.
 # Exercise 5.8 is conceptual and has no runs.
 set -eu
+. "$(dirname "$0")/lib/helpers.sh"
 mkdir -p "$1/solutions"
 bin=$(cd "$1/bin" && pwd)
 out=$(cd "$1/solutions" && pwd)
 fleet="$bin/fleet"
 
-# macro NAME VALUE: one \newcommand line on standard output.
-macro() {
-    printf '\\newcommand{\\%s}{%s}\n' "$1" "$2"
-}
 
-# calc FORMAT EXPRESSION: evaluate an awk expression, print it with FORMAT.
-calc() {
-    awk "BEGIN { printf \"$1\", $2 }"
-}
 
-# json FILE KEY: one number from a report that fleet wrote with --json.
-json() {
-    v=$(sed -n "s/^ *\"$2\": *\([-0-9.e+]*\),*\$/\1/p" "$1")
-    test -n "$v" || { echo "$0: no $2 in $1" >&2; exit 1; }
-    echo "$v"
-}
 
 # ceil9 EXPRESSION: the expression rounded up to a whole number, after
 # rounding it to nine figures, so that floating-point noise in a quotient

@@ -1,0 +1,27 @@
+# solutions/lib/helpers.sh: shell helpers the solution scripts share.
+# Sourced, not run: . "$(dirname "$0")/lib/helpers.sh"
+
+# macro NAME VALUE: one \newcommand line on standard output.
+macro() {
+    printf '\\newcommand{\\%s}{%s}\n' "$1" "$2"
+}
+
+# calc FORMAT EXPRESSION: evaluate an awk expression, print it with printf's
+# FORMAT. Values are passed in as shell text, which awk reads as numbers.
+calc() {
+    awk "BEGIN { printf \"$1\", $2 }"
+}
+
+# grouped NUMBER: a whole number with thousands separators, 12,345.
+grouped() {
+    echo "$1" | sed -e ':a' -e 's/^\([0-9]*[0-9]\)\([0-9]\{3\}\)/\1,\2/' -e 'ta'
+}
+
+# json FILE KEY: the value of KEY in a JSON report that the tools print one
+# field to a line (a number, or a string without its quotes); a missing key
+# stops the script.
+json() {
+    v=$(sed -n "s/^ *\"$2\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$1")
+    test -n "$v" || { echo "$0: no $2 in $1" >&2; exit 1; }
+    echo "$v"
+}
