@@ -211,8 +211,8 @@ for my $shape (\%tiny,
         my ($status, $out, $err) = run($minigpt, '--verify', '--micro-batches', $k,
                                        flags_of(%v));
         is($status, 0, "--verify --micro-batches $k exits 0") or diag $err;
-        my ($dloss, $dgrad, $atol, $rtol) = $out =~
-          /^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+) \(tolerance (\S+) \+ (\S+)·\|ref\|\) OK$/m;
+        my ($dloss, $dgrad, $dweight, $atol, $rtol) = $out =~
+          /^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+), after one AdamW step max \|dweight\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\| for each: OK$/m;
         ok(defined $dloss, "--verify --micro-batches $k: the verdict line") or diag $out;
         my $per = $v{batch} / $k;
         my $pieces = $k == 1 ? 'micro-batch' : 'micro-batches';
@@ -225,6 +225,8 @@ for my $shape (\%tiny,
                "--micro-batches $k: |dloss| = $dloss within tolerance");
         cmp_ok($dgrad, '<=', $atol + $rtol * $gmax,
                "--micro-batches $k: |dgrad| = $dgrad within tolerance");
+        cmp_ok($dweight, '<=', $atol,
+               "--micro-batches $k: one AdamW step from the same gradient, |dweight| = $dweight");
         is($dgrad, 0, '--micro-batches 1 is the reference itself: no difference') if $k == 1;
     }
     my $j = json_of($minigpt, qw(--verify --micro-batches 4), flags_of(%v));

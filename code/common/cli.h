@@ -51,7 +51,7 @@ typedef struct {
     const char *text;     /* for FIELD_TEXT */
 } Field;
 
-enum { REPORT_MAX_FIELDS = 64 };
+enum { REPORT_MAX_FIELDS = 96 };
 
 typedef struct {
     Field fields[REPORT_MAX_FIELDS];

@@ -13,39 +13,56 @@ real learning_rate(real peak, int step, int steps)
     return peak * (0.1f + 0.45f * (1.0f + cos(3.14159265f * progress)));
 }
 
-real clip_gradients(Model *m, real clip)
+double sum_of_squares(const real *x, size_t count)
 {
     double sum = 0.0;
-    for (size_t i = 0; i < m->params_count; i++)
-        sum += (double)m->grads_memory[i] * m->grads_memory[i];
-    real norm = (real)sqrt(sum);
-    if (norm > clip) {
-        real s = clip / norm;
+    for (size_t i = 0; i < count; i++)
+        sum += (double)x[i] * x[i];
+    return sum;
+}
+
+real clip_factor(double squares, real clip, real *norm)
+{
+    *norm = (real)sqrt(squares);
+    return *norm > clip ? clip / *norm : 1.0f;
+}
+
+real clip_gradients(Model *m, real clip)
+{
+    real norm, s = clip_factor(sum_of_squares(m->grads_memory,
+                                              m->params_count), clip, &norm);
+    if (s != 1.0f)
         for (size_t i = 0; i < m->params_count; i++)
             m->grads_memory[i] *= s;
-    }
     return norm;
+}
+
+int decays(int t)
+{
+    const char *name = param_names[t];
+    return name[strlen(name) - 1] != 'b' && strncmp(name, "ln", 2) != 0;
+}
+
+void adamw_span(const AdamW *opt, real lr, int step, real decay, real *w,
+                const real *g, real *mo, real *v, size_t count)
+{
+    real c1 = 1.0f - pow(opt->beta1, (real)step);
+    real c2 = 1.0f - pow(opt->beta2, (real)step);
+    for (size_t i = 0; i < count; i++) {
+        real mi = mo[i] = opt->beta1 * mo[i] + (1.0f - opt->beta1) * g[i];
+        real vi = v[i] = opt->beta2 * v[i] + (1.0f - opt->beta2) * g[i] * g[i];
+        real update = (mi / c1) / (sqrt(vi / c2) + opt->eps);
+        w[i] -= lr * (update + decay * w[i]);
+    }
 }
 
 void adamw_update(Model *m, const AdamW *opt, real lr, int step)
 {
-    real c1 = 1.0f - pow(opt->beta1, (real)step);
-    real c2 = 1.0f - pow(opt->beta2, (real)step);
-    real *w = m->params_memory;
+    size_t at = 0;
     for (int t = 0; t < PARAM_TENSORS; t++) {
-        const char *name = param_names[t];
-        int decays = name[strlen(name) - 1] != 'b' && strncmp(name, "ln", 2) != 0;
-        real decay = decays ? opt->weight_decay : 0.0f;
-        size_t start = (size_t)(w - m->params_memory);
-        for (size_t i = start; i < start + m->param_size[t]; i++) {
-            real g = m->grads_memory[i];
-            real mi = m->m_memory[i] = opt->beta1 * m->m_memory[i]
-                                      + (1.0f - opt->beta1) * g;
-            real vi = m->v_memory[i] = opt->beta2 * m->v_memory[i]
-                                      + (1.0f - opt->beta2) * g * g;
-            real update = (mi / c1) / (sqrt(vi / c2) + opt->eps);
-            m->params_memory[i] -= lr * (update + decay * m->params_memory[i]);
-        }
-        w += m->param_size[t];
+        adamw_span(opt, lr, step, decays(t) ? opt->weight_decay : 0.0f,
+                   m->params_memory + at, m->grads_memory + at,
+                   m->m_memory + at, m->v_memory + at, m->param_size[t]);
+        at += m->param_size[t];
     }
 }

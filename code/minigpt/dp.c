@@ -5,7 +5,7 @@
 #include "minigpt.h"
 #include "../comm/ring.h"
 
-static MPI_Datatype real_type(void)
+MPI_Datatype real_type(void)
 {
     return sizeof(real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
 }
@@ -26,6 +26,8 @@ int data_parallel_init(DataParallel *dp, Model *m)
     dp->scratch = malloc(sizeof(real) * (m->params_count / (size_t)dp->ranks + 1));
     if (dp->requests == NULL || dp->statuses == NULL || dp->scratch == NULL)
         return -1;
+    if (dp->stage > 0)
+        return sharded_init(dp);                   /* Chapter 5 */
     if (dp->ranks == 1)
         return 0;
     enum { TRIALS = 5 };
@@ -42,39 +44,24 @@ int data_parallel_init(DataParallel *dp, Model *m)
 
 void data_parallel_free(DataParallel *dp)
 {
+    sharded_free(dp);
     free(dp->requests);
     free(dp->statuses);
     free(dp->scratch);
 }
-static void gradients_ready(void *context, int layer)
+static void gradients_ready(void *context, int unit)
 {
     DataParallel *dp = context;
     Model *m = dp->model;
-    Params *g = &m->grads;
-    int L = m->config.layers;
-    real *whole[] = { g->ln1_w, g->ln1_b, g->qkv_w, g->qkv_b, g->proj_w,
-                      g->proj_b, g->ln2_w, g->ln2_b, g->fc_w, g->fc_b,
-                      g->fcproj_w, g->fcproj_b };
-    const int tensor[] = { 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
-    real *at[12];
-    size_t count[12];
-    int n = 0;
-    if (layer >= 0 && layer < L)
-        for (int i = 0; i < 12; i++, n++) {
-            count[n] = m->param_size[tensor[i]] / (size_t)L;
-            at[n] = whole[i] + (size_t)layer * count[n];
-        }
-    else if (layer == L) {
-        at[n] = g->lnf_w;  count[n++] = m->param_size[14];
-        at[n] = g->lnf_b;  count[n++] = m->param_size[15];
-        at[n] = g->head_w; count[n++] = m->param_size[16];
-    } else {
-        at[n] = g->wte; count[n++] = m->param_size[0];
-        at[n] = g->wpe; count[n++] = m->param_size[1];
-    }
-    for (int i = 0; i < n; i++)
-        MPI_Iallreduce(MPI_IN_PLACE, at[i], (int)count[i], real_type(),
-                       MPI_SUM, MPI_COMM_WORLD, &dp->requests[dp->pending++]);
+    if (!m->last_piece)
+        return;
+    size_t offset[PARAM_TENSORS], count[PARAM_TENSORS];
+    unit_layout(m, unit, offset, count);
+    for (int t = 0; t < PARAM_TENSORS; t++)
+        if (count[t] > 0)
+            MPI_Iallreduce(MPI_IN_PLACE, m->grads_memory + offset[t],
+                           (int)count[t], real_type(), MPI_SUM,
+                           MPI_COMM_WORLD, &dp->requests[dp->pending++]);
     int done;
     MPI_Testall(dp->pending, dp->requests, &done, dp->statuses);
 }
@@ -82,19 +69,25 @@ static void gradients_ready(void *context, int layer)
 void data_parallel_begin(DataParallel *dp, Model *m)
 {
     dp->pending = 0;
-    if (dp->ranks > 1 && dp->overlap && !dp->ring) {
+    dp->sent_mark = mpi_bytes_sent();
+    if (dp->grad_shard != NULL)
+        memset(dp->grad_shard, 0, sizeof(real) * dp->shard_count);
+    if (dp->ranks > 1 && dp->overlap && !dp->ring && dp->stage == 0) {
         m->gradients_ready = gradients_ready;
-        m->gradients_context = dp;
+        m->hook_context = dp;
     }
 }
 void data_parallel_combine(DataParallel *dp, double *loss)
 {
     Model *m = dp->model;
-    m->gradients_ready = NULL;
-    if (dp->ranks == 1)
+    if (dp->stage == 0)
+        m->gradients_ready = NULL;
+    if (dp->ranks == 1 && dp->stage == 0)
         return;
     double started = MPI_Wtime();
-    if (dp->overlap && !dp->ring)
+    if (dp->stage > 0)
+        sharded_combine(dp);                       /* Chapter 5 */
+    else if (dp->overlap && !dp->ring)
         MPI_Waitall(dp->pending, dp->requests, dp->statuses);
     else if (dp->ring)
         ring_allreduce((float *)m->grads_memory, m->params_count,
@@ -104,11 +97,15 @@ void data_parallel_combine(DataParallel *dp, double *loss)
                       real_type(), MPI_SUM, MPI_COMM_WORLD);
     dp->exposed += MPI_Wtime() - started;
     dp->steps++;
+    if (dp->stage == 0)              /* the bytes sent, as Chapter 5 counts */
+        dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
     MPI_Allreduce(MPI_IN_PLACE, loss, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     *loss /= dp->ranks;
 }
 int data_parallel_identical(DataParallel *dp)
 {
+    if (dp->model->params_memory == NULL)
+        return -1;
     const unsigned char *p = (const unsigned char *)dp->model->params_memory;
     unsigned long long hash = 0xcbf29ce484222325ULL, low, high;
     for (size_t i = 0; i < dp->model->params_count * sizeof(real); i++)

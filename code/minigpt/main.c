@@ -78,10 +78,10 @@ static double batch_gradient(Model *m, const Batch *b, int B, int micro,
         const int *in = b->inputs + (size_t)k * per * T;
         const int *tg = b->targets + (size_t)k * per * T;
         loss += model_forward(m, in, tg, per);
-        m->hooks_armed = k == micro - 1;      /* the gradient is complete */
+        m->last_piece = k == micro - 1;       /* the gradient is complete */
         model_backward(m, in, tg, per, share / (real)micro);
     }
-    m->hooks_armed = 0;
+    m->last_piece = 0;
     return loss / micro;
 }
 static double rank_gradient(Model *m, const Batch *b, Settings *set)
@@ -96,6 +96,33 @@ static double rank_gradient(Model *m, const Batch *b, Settings *set)
                                  (real)share / (real)set->batch);
     data_parallel_combine(&set->parallel, &loss);
     return loss;
+}
+static AdamW adamw_settings(real lr)
+{
+    return (AdamW){ lr, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f };
+}
+
+/* Clip and step; returns the gradient's norm before clipping. */
+static real optimizer_step(Model *m, const AdamW *opt, real lr, int step,
+                           Settings *set)
+{
+    if (set->parallel.stage > 0)
+        return sharded_step(&set->parallel, opt, lr, step);
+    real norm = clip_gradients(m, opt->clip);
+    adamw_update(m, opt, lr, step);
+    return norm;
+}
+
+/* The configuration's weights or gradient (HOLDS_WEIGHTS or
+   HOLDS_GRADIENTS), whole, on every rank. */
+static void collect_state(Model *m, Settings *set, unsigned kind, real *into)
+{
+    if (set->parallel.stage > 0) {
+        sharded_collect(&set->parallel, kind, into);
+        return;
+    }
+    memcpy(into, kind == HOLDS_WEIGHTS ? m->params_memory : m->grads_memory,
+           sizeof(real) * m->params_count);
 }
 enum { VALIDATION_BATCHES = 4 };
 
@@ -196,40 +223,60 @@ static int gradcheck(Model *m, const Language *lang, const Settings *set,
 }
 static const double verify_atol = 1e-6, verify_rtol = 1e-4;
 
+/* The largest |got - want|; clears *ok where one exceeds the tolerance. */
+static double largest_difference(const real *got, const real *want,
+                                 size_t n, int *ok)
+{
+    double largest = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        largest = fmax(largest, d);
+        if (d > verify_atol + verify_rtol * fabs(want[i]))
+            *ok = 0;
+    }
+    return largest;
+}
+
 static int verify(Model *m, const Language *lang, Settings *set,
                   Option *options)
 {
     int B = set->batch, T = set->config.seq;
     size_t N = m->params_count;
+    AdamW opt = adamw_settings(set->lr);
     Batch b;
     Rng rng = training_rng(set->seed);
-    real *reference = malloc(sizeof(real) * N);
-    if (batch_alloc(&b, B, T) != 0 || reference == NULL)
+    Model ref;                  /* the whole batch, the whole state, at once */
+    real *got = malloc(sizeof(real) * N);  /* the configuration's, gathered */
+    if (batch_alloc(&b, B, T) != 0 || got == NULL
+        || model_init(&ref, set->config, B, HOLDS_ALL) != 0)
         abort();
+    collect_state(m, set, HOLDS_WEIGHTS, ref.params_memory);
     batch_draw(&b, lang, &rng, B, T);
-    model_zero_grads(m);
-    double loss_ref = batch_gradient(m, &b, B, 1, 1);
-    memcpy(reference, m->grads_memory, sizeof(real) * N);
+    double loss_ref = batch_gradient(&ref, &b, B, 1, 1);
     model_zero_grads(m);
     double loss = rank_gradient(m, &b, set);
-    double dloss = fabs(loss - loss_ref), dgrad = 0.0;
+    double dloss = fabs(loss - loss_ref);
     int ok = dloss <= verify_atol + verify_rtol * fabs(loss_ref);
-    for (size_t i = 0; i < N; i++) {
-        double d = fabs((double)m->grads_memory[i] - reference[i]);
-        dgrad = fmax(dgrad, d);
-        if (d > verify_atol + verify_rtol * fabs(reference[i]))
-            ok = 0;
-    }
+    collect_state(m, set, HOLDS_GRADIENTS, got);
+    double dgrad = largest_difference(got, ref.grads_memory, N, &ok);
+    memcpy(ref.grads_memory, got, sizeof(real) * N);
+    clip_gradients(&ref, opt.clip);
+    adamw_update(&ref, &opt, set->lr, 1);
+    optimizer_step(m, &opt, set->lr, 1, set);
+    collect_state(m, set, HOLDS_WEIGHTS, got);
+    double dweight = largest_difference(got, ref.params_memory, N, &ok);
     if (set->ranks > 1) {
-        double mine_[2] = { dloss, dgrad }, worst[2];
-        MPI_Allreduce(mine_, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double mine_[3] = { dloss, dgrad, dweight }, worst[3];
+        MPI_Allreduce(mine_, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         dloss = worst[0];
         dgrad = worst[1];
+        dweight = worst[2];
         ok = ranks_agree(!ok) == 0;
     }
+    model_free(&ref);
+    free(got);
     Output out;
     if (set->rank != 0) {                    /* rank 0 speaks for all */
-        free(reference);
         batch_free(&b);
         return ok ? 0 : 1;
     }
@@ -241,6 +288,7 @@ static int verify(Model *m, const Language *lang, Settings *set,
         report_add(&r, "micro_batches", FIELD_COUNT, set->micro);
         report_add(&r, "max_dloss", FIELD_SCI, dloss);
         report_add(&r, "max_dgrad", FIELD_SCI, dgrad);
+        report_add(&r, "max_dweight", FIELD_SCI, dweight);
         report_add(&r, "atol", FIELD_SCI, verify_atol);
         report_add(&r, "rtol", FIELD_SCI, verify_rtol);
         report_text(&r, "result", ok ? "OK" : "FAIL");
@@ -251,11 +299,12 @@ static int verify(Model *m, const Language *lang, Settings *set,
                 plural(set->dp, "rank", "ranks"), set->micro,
                 plural(set->micro, "batch", "batches"),
                 B / set->dp / set->micro);
-        fprintf(out.file, "verify: max |dloss| = %.3g, max |dgrad| = %.3g "
-                "(tolerance %g + %g·|ref|) %s\n", dloss, dgrad, verify_atol,
-                verify_rtol, ok ? "OK" : "FAIL");
+        fprintf(out.file, "verify: max |dloss| = %.3g, max |dgrad| = %.3g, "
+                "after one AdamW step max |dweight| = %.3g\n", dloss, dgrad,
+                dweight);
+        fprintf(out.file, "verify: tolerance %g + %g·|reference| for each: "
+                "%s\n", verify_atol, verify_rtol, ok ? "OK" : "FAIL");
     }
-    free(reference);
     batch_free(&b);
     if (output_commit(&out, "minigpt") != 0)
         return 2;
@@ -337,7 +386,8 @@ static void report_run(Report *r, const Model *m, const Settings *set,
     const DataParallel *dp = &set->parallel;
     double per_step = dp->steps > 0 ? dp->exposed / dp->steps : 0;
     report_add(r, "ranks", FIELD_COUNT, dp->ranks);
-    report_text(r, "allreduce", dp->ranks == 1 ? "none" : dp->ring ? "ring"
+    report_text(r, "allreduce", dp->stage > 0 ? "ring, sharded"
+                : dp->ranks == 1 ? "none" : dp->ring ? "ring"
                 : dp->overlap ? "mpi, overlapped" : "mpi");
     report_add(r, "allreduce_seconds", FIELD_REAL, dp->blocking);
     report_add(r, "exposed_seconds", FIELD_REAL, per_step);
@@ -345,16 +395,50 @@ static void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "hidden_fraction", FIELD_FRACTION, overlapping && dp->blocking > 0
                ? fmax(0, 1 - per_step / dp->blocking) : 0);
     report_add(r, "weights_identical", FIELD_COUNT, dp->identical);
+    double n = dp->ranks;            /* word and N as above */
+    double most[4] = { 0, 0, 0, 0 }, k = set->micro;
+    for (int i = 0; i < dp->ranks && dp->held_by_rank != NULL; i++)
+        for (int j = 0; j < 4; j++)
+            most[j] = fmax(most[j], dp->held_by_rank[i][j]);
+    double copies = dp->stage == 3 ? 3 * k : dp->stage == 2 ? k + 1 : 2;
+    report_add(r, "zero_stage", FIELD_COUNT, dp->stage);
+    report_add(r, "weight_bytes_held", FIELD_BYTES, most[0]);
+    report_add(r, "gradient_bytes_held", FIELD_BYTES, most[1]);
+    report_add(r, "optimizer_bytes_held", FIELD_BYTES, most[2]);
+    report_add(r, "buffer_bytes_held", FIELD_BYTES, most[3]);
+    report_add(r, "weight_bytes_formula", FIELD_BYTES,
+               word * N / (dp->stage == 3 ? n : 1));
+    report_add(r, "gradient_bytes_formula", FIELD_BYTES,
+               word * N / (dp->stage >= 2 ? n : 1));
+    report_add(r, "optimizer_bytes_formula", FIELD_BYTES,
+               2 * word * N / (dp->stage >= 1 ? n : 1));
+    report_add(r, "sends_counted", FIELD_COUNT, dp->stage > 0 || dp->ring);
+    report_add(r, "bytes_sent_per_step", FIELD_BYTES, dp->sent_most);
+    report_add(r, "bytes_sent_formula", FIELD_BYTES,
+               copies * word * N * (n - 1) / n);
+    report_add(r, "psi_copies_sent", FIELD_COUNT, copies);
+    report_add(r, "largest_unit_params", FIELD_COUNT, dp->largest_unit);
 }
-static double field(const Report *r, const char *key)
+static const Field *field_named(const Report *r, const char *key)
 {
     for (int i = 0; i < r->count; i++)
         if (strcmp(r->fields[i].key, key) == 0)
-            return r->fields[i].value;
+            return &r->fields[i];
     abort();
 }
 
-static void print_run(FILE *out, const Report *r, const char *cpu)
+static double field(const Report *r, const char *key)
+{
+    return field_named(r, key)->value;
+}
+
+static const char *text_field(const Report *r, const char *key)
+{
+    return field_named(r, key)->text;
+}
+
+static void print_run(FILE *out, const Report *r, const char *cpu,
+                      const Settings *set)
 {
 #define F(key) field(r, key)
     fprintf(out, "minigpt: %s %s, hidden %s, %s %s, context %s, "
@@ -401,13 +485,56 @@ static void print_run(FILE *out, const Report *r, const char *cpu)
     if (F("ranks") > 1) {
         fprintf(out, "data parallel  = %s ranks × %s sequences; all-reduce: %s\n",
                 grouped(F("ranks")).s, grouped(F("batch") / F("ranks")).s,
-                r->fields[r->count - 5].text);
-        fprintf(out, "  all-reduce   = %s ms when blocking; %s ms waited per "
-                "step (%s %% hidden)\n", sig(1e3 * F("allreduce_seconds"), 3).s,
-                sig(1e3 * F("exposed_seconds"), 3).s,
-                sig(100 * F("hidden_fraction"), 3).s);
-        fprintf(out, "  weights      = %s on every rank at the end\n",
-                F("weights_identical") ? "identical" : "DIFFERENT");
+                text_field(r, "allreduce"));
+        if (F("zero_stage") == 0)
+            fprintf(out, "  all-reduce   = %s ms when blocking; %s ms waited per "
+                    "step (%s %% hidden)\n", sig(1e3 * F("allreduce_seconds"), 3).s,
+                    sig(1e3 * F("exposed_seconds"), 3).s,
+                    sig(100 * F("hidden_fraction"), 3).s);
+        fprintf(out, "  weights      = %s at the end\n",
+                F("weights_identical") > 0 ? "identical on every rank"
+                : F("weights_identical") < 0 ? "sharded: no rank holds them all"
+                : "DIFFERENT on some ranks");
+    }
+    if (F("zero_stage") > 0 || (F("sends_counted") > 0 && F("ranks") > 1)) {
+        const DataParallel *dp = &set->parallel;
+        const char *kinds[] = { "weights", "gradients", "optimizer", "buffers" };
+        const char *formula[] = { "weight_bytes_formula",
+                                  "gradient_bytes_formula",
+                                  "optimizer_bytes_formula" };
+        fprintf(out, "sharded state  = ZeRO stage %s over %s %s; bytes held:\n",
+                grouped(F("zero_stage")).s, grouped(F("ranks")).s,
+                plural(F("ranks"), "rank", "ranks"));
+        fprintf(out, "  %-8s", "");
+        for (int j = 0; j < 4; j++)
+            fprintf(out, " %11s", kinds[j]);
+        fprintf(out, " %11s\n  %-8s", "total", "formula");
+        double sum = 0;
+        for (int j = 0; j < 3; j++) {
+            fprintf(out, " %11s", grouped(F(formula[j])).s);
+            sum += F(formula[j]);
+        }
+        fprintf(out, " %11s %11s\n", "-", grouped(sum).s);
+        for (int i = 0; i < dp->ranks && dp->held_by_rank != NULL; i++) {
+            double all = 0;
+            fprintf(out, "  rank %-3d", i);
+            for (int j = 0; j < 4; j++) {
+                fprintf(out, " %11s", grouped(dp->held_by_rank[i][j]).s);
+                all += dp->held_by_rank[i][j];
+            }
+            fprintf(out, " %11s\n", grouped(all).s);
+        }
+        if (F("zero_stage") > 0)
+            fprintf(out, "  largest unit = %s parameters (%s B of a buffer)\n",
+                    grouped(F("largest_unit_params")).s,
+                    grouped(sizeof(real) * F("largest_unit_params")).s);
+        if (F("sends_counted") > 0)
+            fprintf(out, "  sent per step = %s B counted at MPI_Sendrecv;\n"
+                    "    formula %s × %s B × %s/%s = %s B\n",
+                    grouped(F("bytes_sent_per_step")).s,
+                    grouped(F("psi_copies_sent")).s, grouped(sizeof(real)
+                    * F("params")).s, grouped(F("ranks") - 1).s,
+                    grouped(F("ranks")).s, grouped(F("bytes_sent_formula")).s);
     }
 #undef F
 }
@@ -449,7 +576,7 @@ static int train(Model *m, const Language *lang, Settings *set,
     s.peak = measure_peak_flops(0.25);
     language_entropy(lang, set->seed ^ 0x656e74726f7079ULL, 1000000,
                      &s.unigram, &s.bigram);
-    AdamW opt = { set->lr, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f };
+    AdamW opt = adamw_settings(set->lr);
     Batch b;
     if (batch_alloc(&b, set->batch, set->config.seq) != 0)
         abort();
@@ -465,8 +592,8 @@ static int train(Model *m, const Language *lang, Settings *set,
         model_zero_grads(m);
         s.train_loss = rank_gradient(m, &b, set);
         real lr = learning_rate(set->lr, step, set->steps), norm;
-        TIMED(m, OP_OPTIMIZER, 0, norm = clip_gradients(m, opt.clip));
-        TIMED(m, OP_OPTIMIZER, 0, adamw_update(m, &opt, lr, step + 1));
+        TIMED(m, OP_OPTIMIZER, 0,
+              norm = optimizer_step(m, &opt, lr, step + 1, set));
         state.step = (uint64_t)step + 1;
         s.seconds += seconds_now() - started;
         s.steps++;
@@ -504,6 +631,7 @@ static int train(Model *m, const Language *lang, Settings *set,
     s.tally = m->tally;
     s.step = (int)state.step;
     set->parallel.identical = data_parallel_identical(&set->parallel);
+    sharded_account(&set->parallel);
     if (log != NULL)
         fclose(log);
     if (failed)
@@ -537,7 +665,7 @@ static int train(Model *m, const Language *lang, Settings *set,
         if (output_open_path(&transcript, command, "--transcript",
                              transcript_path) != 0)
             return 2;
-        print_run(transcript.file, &r, cpu);
+        print_run(transcript.file, &r, cpu, set);
         if (output_commit(&transcript, command) != 0)
             return 2;
     }
@@ -546,7 +674,7 @@ static int train(Model *m, const Language *lang, Settings *set,
     if (report_requested(options))
         print_report(out.file, &r, options);
     else
-        print_run(out.file, &r, cpu);
+        print_run(out.file, &r, cpu, set);
     return output_commit(&out, command);
 }
 static int read_settings(const char *command, Option *o, int rank, int ranks,
@@ -629,6 +757,33 @@ static int read_settings(const char *command, Option *o, int rank, int ranks,
                      set->micro);
             return 2;
         }
+        const char *zero = option_text(o, "--zero");
+        int stage = zero[0] >= '0' && zero[0] <= '3' && zero[1] == '\0'
+                  ? zero[0] - '0' : -1;
+        set->parallel.stage = stage;
+        set->parallel.seed = set->seed;
+        if (stage < 0) {
+            complain(command, "--zero must be 0, 1, 2 or 3; got \"%s\"", zero);
+            return 2;
+        }
+        if (stage > 0 && sizeof(real) != sizeof(float)) {
+            complain(command, "--zero %d uses the single-precision ring; this build "
+                     "is double precision", stage);
+            return 2;
+        }
+        if (stage > 0 && (option_given(o, "--allreduce")
+                          || option_given(o, "--no-overlap"))) {
+            complain(command, "--allreduce and --no-overlap choose stage 0's "
+                     "all-reduce; --zero %d reduce-scatters and gathers with the "
+                     "ring", stage);
+            return 2;
+        }
+        if (stage > 0 && (set->save != NULL || set->resume != NULL
+                          || option_given(o, "--gradcheck"))) {
+            complain(command, "--save, --resume and --gradcheck need the whole "
+                     "state on one rank; use them without --zero");
+            return 2;
+        }
         return 0;
     }
     return 2;
@@ -679,6 +834,8 @@ int main(int argc, char **argv)
         { "--allreduce", OPT_NAME, 0, "ring or mpi, for --dp", 0, "mpi", 0 },
         { "--no-overlap", OPT_SWITCH, 0, "one blocking all-reduce after the "
           "backward pass", 0, NULL, 0 },
+        { "--zero", OPT_NAME, 0, "ZeRO stage 0, 1, 2 or 3: shard the optimizer "
+          "state, also the gradients, also the weights", 0, "0", 0 },
         { "--sample", OPT_COUNT, 1e6, "print this many tokens of the language "
           "and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,
@@ -719,17 +876,25 @@ static int run(const char *command, Option *options, int rank, int ranks)
     if (ranks_agree(status) != 0)
         return 2;
     /* Training keeps the activations of one micro-batch at a time;
-       --verify and --gradcheck also run the whole batch in one pass. */
-    int whole = option_given(options, "--verify")
-             || option_given(options, "--gradcheck");
+       --gradcheck runs the whole batch in one pass. */
+    int whole = option_given(options, "--gradcheck");
+    unsigned holds = HOLDS_ALL;
+    if (set.parallel.stage >= 1)
+        holds &= ~(unsigned)HOLDS_MOMENTS;
+    if (set.parallel.stage >= 2)
+        holds &= ~(unsigned)HOLDS_GRADIENTS;
+    if (set.parallel.stage == 3)
+        holds &= ~(unsigned)HOLDS_WEIGHTS;
     Model model;
     if (model_init(&model, set.config,
-                   whole ? set.batch : set.batch / set.dp / set.micro) != 0) {
+                   whole ? set.batch : set.batch / set.dp / set.micro,
+                   holds) != 0) {
         complain(command, "cannot allocate this model: --layers, --hidden, "
                  "--seq and --batch ask for more memory than there is");
         return 2;
     }
-    model_init_weights(&model, set.seed);
+    if (model.params_memory != NULL)    /* else each rank holds a shard */
+        model_init_weights(&model, model.params_memory, set.seed);
     Language lang;
     language_init(&lang, set.config.vocab, set.seed);
     TrainingState state = { set.config, set.batch, set.seed, 0, 0,

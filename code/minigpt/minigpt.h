@@ -128,7 +128,6 @@ typedef struct {
     real *grads_memory;             /* (N)                      */
     real *m_memory;                 /* (N) Adam's first moment  */
     real *v_memory;                 /* (N) Adam's second moment */
-    Params params, grads;
     size_t act_size[ACT_TENSORS];
     size_t acts_count;
     real *acts_memory;
@@ -139,23 +138,41 @@ typedef struct {
     GemmWorkspace gemm;
     Tally tally;
     real loss;                      /* mean loss of the last forward */
-    /* Called when the backward pass has finished the gradients of a block
-       (0 .. L-1), of the head and final norm (L) or of the embeddings (-1);
-       later chapters start communication here. */
-    void (*gradients_ready)(void *context, int layer);
-    void *gradients_context;
-    int hooks_armed;                /* only for a batch's last piece */
+    /* Where the passes find a unit's weights and put its gradients; when NULL,
+       in the whole-model arrays. */
+    Params (*weights_needed)(void *context, int unit);
+    Params (*gradients_needed)(void *context, int unit);
+    /* Called when the backward pass has finished a unit's gradients. */
+    void (*gradients_ready)(void *context, int unit);
+    void *hook_context;
+    int last_piece;                 /* the batch's last micro-batch is running */
 } Model;
 
 extern const char *const param_names[PARAM_TENSORS];
 extern const char *const act_names[ACT_TENSORS];
 
-/* Allocate a model for batches of `batch` sequences; 0 on success. */
-int model_init(Model *m, ModelConfig config, int batch);
+enum {                      /* the state a model holds in full */
+    HOLDS_WEIGHTS = 1, HOLDS_GRADIENTS = 2, HOLDS_MOMENTS = 4, HOLDS_ALL = 7
+};
+
+/* Allocate a model for batches of `batch` sequences, holding the parts of
+   the training state named in `holds`; 0 on success. */
+int model_init(Model *m, ModelConfig config, int batch, unsigned holds);
 void model_free(Model *m);
-void model_init_weights(Model *m, uint64_t seed);
+/* The initial weights, into `params` (N): m->params_memory, or elsewhere. */
+void model_init_weights(const Model *m, real *params, uint64_t seed);
 void model_zero_grads(Model *m);
 double seconds_now(void);
+/* Tensor t's part of unit u is count[t] numbers from offset[t] of the flat
+   array of N; count[t] is 0 where the tensor has no part in the unit. */
+void unit_layout(const Model *m, int unit, size_t *offset, size_t *count);
+/* Unit u's tensors where they lie in a flat array of N, or packed one after
+   another, in tensor order, in a buffer of the unit's size. */
+Params unit_view(const Model *m, real *flat, int unit);
+Params unit_packed(const Model *m, real *packed, int unit);
+size_t unit_size(const Model *m, int unit);
+/* The t-th pointer of a Params, t in 0 .. PARAM_TENSORS - 1. */
+real **param_tensor(Params *p, int t);
 /* C (M, N) = op(A) (M, K) · op(B) (K, N), or += when accumulate is set.
    op(A) is A, or A transposed when trans_a is set; likewise B. */
 void gemm(GemmWorkspace *w, int M, int N, int K,
@@ -209,9 +226,19 @@ typedef struct {
 } AdamW;
 
 real learning_rate(real peak, int step, int steps);
+double sum_of_squares(const real *x, size_t count);
+/* What to multiply a gradient by so that its norm, sqrt(squares), is at
+   most `clip`; sets *norm to that norm. */
+real clip_factor(double squares, real clip, real *norm);
 /* Scale the gradients to norm at most `clip`; returns the norm before. */
 real clip_gradients(Model *m, real clip);
-/* One AdamW step; `step` counts from 1 for the bias correction. */
+/* Whether tensor t's weights decay: matrices and embeddings do. */
+int decays(int t);
+/* One AdamW step on `count` weights w from their gradients g, updating the
+   moments mo and v; `step` counts from 1 for the bias correction. */
+void adamw_span(const AdamW *opt, real lr, int step, real decay, real *w,
+                const real *g, real *mo, real *v, size_t count);
+/* One AdamW step of the whole model. */
 void adamw_update(Model *m, const AdamW *opt, real lr, int step);
 typedef struct {
     ModelConfig config;
@@ -234,6 +261,14 @@ const char *cpu_name(char *buffer, size_t size);
 #include <mpi.h>
 
 typedef struct {
+    int tensor;               /* which parameter tensor                 */
+    size_t full;              /* where it starts in the flat array of N */
+    size_t unit_at;           /* ... in its unit, packed                */
+    size_t shard;             /* ... in this rank's shard               */
+    size_t count;
+} ShardRun;
+
+typedef struct {
     int rank, ranks;          /* in MPI_COMM_WORLD                        */
     int ring;                 /* 1: this chapter's ring; 0: MPICH         */
     int overlap;              /* start each block's all-reduce when ready */
@@ -246,6 +281,25 @@ typedef struct {
     double exposed;           /* s: waited after the backward passes      */
     int steps;                /* steps whose gradients were combined      */
     int identical;            /* every rank ended with the same weights   */
+    int stage;                /* ZeRO stage; 0 keeps everything whole      */
+    uint64_t seed;            /* of the initial weights                     */
+    int units;                /* L + 2: embeddings, blocks, head            */
+    size_t *unit_count;       /* (units) numbers in each unit               */
+    size_t *chunk_at;         /* (units) where this rank's chunk begins      */
+    size_t *shard_at;         /* (units + 1) where it lies in the shard     */
+    ShardRun *runs;           /* the shard, in pieces                       */
+    int *unit_runs;           /* (units + 1) first run of each unit         */
+    size_t shard_count, largest_unit;
+    real *weight_shard;       /* (shard_count) stage 3                      */
+    real *grad_shard;         /* (shard_count) stages 2 and 3               */
+    real *m_shard, *v_shard;  /* (shard_count) Adam's moments, stages 1-3   */
+    real *gathered;           /* (largest_unit) a unit's weights, stage 3   */
+    real *unit_buffer;        /* (largest_unit) a unit being reduced        */
+    double held[4];           /* bytes: weights, gradients, optimizer, buffers */
+    double (*held_by_rank)[4];/* on rank 0, every rank's held               */
+    double sent;              /* bytes sent by the steps                    */
+    unsigned long long sent_mark;
+    double sent_most;         /* the most any rank sent per step            */
 } DataParallel;
 
 /* The largest status over all ranks: every rank learns if one failed. */
@@ -256,5 +310,21 @@ void data_parallel_free(DataParallel *dp);
 void data_parallel_begin(DataParallel *dp, Model *m);
 /* After it: finish the all-reduces, and average the loss too. */
 void data_parallel_combine(DataParallel *dp, double *loss);
+/* 1 when every rank holds the same weights, 0 when not, -1 when no rank
+   holds them all (Chapter 5's stage 3). */
 int data_parallel_identical(DataParallel *dp);
+/* MPI's name for the type of real. */
+MPI_Datatype real_type(void);
+/* Bytes this process has sent through MPI_Sendrecv. */
+unsigned long long mpi_bytes_sent(void);
+int sharded_init(DataParallel *dp);
+void sharded_free(DataParallel *dp);
+/* After the backward pass: stage 1 reduce-scatters every unit. */
+void sharded_combine(DataParallel *dp);
+/* Clip and step the shard, then gather the weights (stages 1, 2). */
+real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step);
+/* The weights or gradient, whole, on every rank (for --verify). */
+void sharded_collect(DataParallel *dp, unsigned kind, real *into);
+/* Every rank's bytes held and the most sent, to rank 0. */
+void sharded_account(DataParallel *dp);
 #endif

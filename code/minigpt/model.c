@@ -47,17 +47,19 @@ static real *carve(real **block, size_t size)
     return p;
 }
 
-static void point_params(Params *p, real *block, const size_t *s)
+static const size_t param_field[PARAM_TENSORS] = {
+    offsetof(Params, wte), offsetof(Params, wpe), offsetof(Params, ln1_w),
+    offsetof(Params, ln1_b), offsetof(Params, qkv_w), offsetof(Params, qkv_b),
+    offsetof(Params, proj_w), offsetof(Params, proj_b),
+    offsetof(Params, ln2_w), offsetof(Params, ln2_b), offsetof(Params, fc_w),
+    offsetof(Params, fc_b), offsetof(Params, fcproj_w),
+    offsetof(Params, fcproj_b), offsetof(Params, lnf_w),
+    offsetof(Params, lnf_b), offsetof(Params, head_w)
+};
+
+real **param_tensor(Params *p, int t)
 {
-    p->wte = carve(&block, s[0]);      p->wpe = carve(&block, s[1]);
-    p->ln1_w = carve(&block, s[2]);    p->ln1_b = carve(&block, s[3]);
-    p->qkv_w = carve(&block, s[4]);    p->qkv_b = carve(&block, s[5]);
-    p->proj_w = carve(&block, s[6]);   p->proj_b = carve(&block, s[7]);
-    p->ln2_w = carve(&block, s[8]);    p->ln2_b = carve(&block, s[9]);
-    p->fc_w = carve(&block, s[10]);    p->fc_b = carve(&block, s[11]);
-    p->fcproj_w = carve(&block, s[12]); p->fcproj_b = carve(&block, s[13]);
-    p->lnf_w = carve(&block, s[14]);   p->lnf_b = carve(&block, s[15]);
-    p->head_w = carve(&block, s[16]);
+    return (real **)((char *)p + param_field[t]);
 }
 
 static void point_acts(Activations *a, real *block, const size_t *s)
@@ -97,7 +99,7 @@ static size_t total(const size_t *size, int n)
     return sum;
 }
 
-int model_init(Model *m, ModelConfig config, int batch)
+int model_init(Model *m, ModelConfig config, int batch, unsigned holds)
 {
     memset(m, 0, sizeof *m);
     m->config = config;
@@ -108,21 +110,22 @@ int model_init(Model *m, ModelConfig config, int batch)
     m->acts_count = total(m->act_size, ACT_TENSORS);
     m->grad_acts_count = point_grad_acts(&m->grad_acts, NULL, config, batch);
     size_t N = m->params_count;
-    m->params_memory = calloc(N, sizeof(real));
-    m->grads_memory = calloc(N, sizeof(real));
-    m->m_memory = calloc(N, sizeof(real));
-    m->v_memory = calloc(N, sizeof(real));
+    int failed = 0;
+    real **state[] = { &m->params_memory, &m->grads_memory, &m->m_memory,
+                       &m->v_memory };
+    unsigned kind[] = { HOLDS_WEIGHTS, HOLDS_GRADIENTS, HOLDS_MOMENTS,
+                        HOLDS_MOMENTS };
+    for (int i = 0; i < 4; i++)
+        if (holds & kind[i])
+            failed |= (*state[i] = calloc(N, sizeof(real))) == NULL;
     m->acts_memory = calloc(m->acts_count, sizeof(real));
     m->grad_acts_memory = calloc(m->grad_acts_count, sizeof(real));
     gemm_workspace_init(&m->gemm);
-    if (!m->params_memory || !m->grads_memory || !m->m_memory
-        || !m->v_memory || !m->acts_memory || !m->grad_acts_memory
-        || !m->gemm.a || !m->gemm.b) {
+    if (failed || !m->acts_memory || !m->grad_acts_memory || !m->gemm.a
+        || !m->gemm.b) {
         model_free(m);
         return -1;
     }
-    point_params(&m->params, m->params_memory, m->param_size);
-    point_params(&m->grads, m->grads_memory, m->param_size);
     point_acts(&m->acts, m->acts_memory, m->act_size);
     point_grad_acts(&m->grad_acts, m->grad_acts_memory, config, batch);
     return 0;
@@ -142,12 +145,56 @@ void model_free(Model *m)
 
 void model_zero_grads(Model *m)
 {
-    memset(m->grads_memory, 0, m->params_count * sizeof(real));
+    if (m->grads_memory != NULL)         /* a sharded model may hold none */
+        memset(m->grads_memory, 0, m->params_count * sizeof(real));
 }
-void model_init_weights(Model *m, uint64_t seed)
+void unit_layout(const Model *m, int unit, size_t *offset, size_t *count)
+{
+    int L = m->config.layers;
+    size_t at = 0;
+    for (int t = 0; t < PARAM_TENSORS; t++) {
+        int per_layer = t >= 2 && t <= 13;
+        int mine = per_layer ? unit >= 0 && unit < L
+                 : t < 2 ? unit == -1 : unit == L;
+        size_t slice = m->param_size[t] / (per_layer ? (size_t)L : 1);
+        offset[t] = at + (per_layer && mine ? (size_t)unit * slice : 0);
+        count[t] = mine ? slice : 0;
+        at += m->param_size[t];
+    }
+}
+
+size_t unit_size(const Model *m, int unit)
+{
+    size_t offset[PARAM_TENSORS], count[PARAM_TENSORS];
+    unit_layout(m, unit, offset, count);
+    return total(count, PARAM_TENSORS);
+}
+
+Params unit_view(const Model *m, real *flat, int unit)
+{
+    size_t offset[PARAM_TENSORS], count[PARAM_TENSORS];
+    Params v = { 0 };                /* tensors outside the unit stay NULL */
+    unit_layout(m, unit, offset, count);
+    for (int t = 0; t < PARAM_TENSORS; t++)
+        if (count[t] > 0)
+            *param_tensor(&v, t) = flat + offset[t];
+    return v;
+}
+
+Params unit_packed(const Model *m, real *packed, int unit)
+{
+    size_t offset[PARAM_TENSORS], count[PARAM_TENSORS];
+    Params v = { 0 };
+    unit_layout(m, unit, offset, count);
+    for (int t = 0; t < PARAM_TENSORS; t++)
+        if (count[t] > 0)
+            *param_tensor(&v, t) = carve(&packed, count[t]);
+    return v;
+}
+void model_init_weights(const Model *m, real *params, uint64_t seed)
 {
     Rng rng = { seed ^ 0x77656967687473ULL };          /* "weights" */
-    real *p = m->params_memory;
+    real *p = params;
     for (int t = 0; t < PARAM_TENSORS; t++) {
         const char *name = param_names[t];
         real std = 0.02f;
@@ -160,20 +207,26 @@ void model_init_weights(Model *m, uint64_t seed)
         p += m->param_size[t];
     }
 }
+static Params weights_of(Model *m, int unit)
+{
+    return m->weights_needed != NULL ? m->weights_needed(m->hook_context, unit)
+                                     : unit_view(m, m->params_memory, unit);
+}
+
 double model_forward(Model *m, const int *inputs, const int *targets, int B)
 {
     ModelConfig c = m->config;
     int T = c.seq, C = c.hidden, L = c.layers, H = c.heads, V = c.vocab;
     int N = B * T;                                   /* positions */
     size_t NC = (size_t)N * C;
-    Params *p = &m->params;
     Activations *a = &m->acts;
     double *flops = &m->tally.flops;
 
+    Params e = weights_of(m, -1);                    /* the embeddings */
     TIMED(m, OP_EMBED, 0,
-          encoder_forward(a->encoded, inputs, p->wte, p->wpe, B, T, C));
+          encoder_forward(a->encoded, inputs, e.wte, e.wpe, B, T, C));
     for (int l = 0; l < L; l++) {
-        size_t Cl = (size_t)l * C;
+        Params w = weights_of(m, l);                 /* block l's weights */
         const real *x = l == 0 ? a->encoded : a->res3 + (size_t)(l - 1) * NC;
         real *ln1 = a->ln1 + l * NC, *ln2 = a->ln2 + l * NC;
         real *ln1_mean = a->ln1_mean + (size_t)l * N, *ln1_rstd = a->ln1_rstd + (size_t)l * N;
@@ -183,37 +236,34 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
         real *atty = a->atty + l * NC, *res2 = a->res2 + l * NC;
         real *fch = a->fch + l * 4 * NC, *fch_gelu = a->fch_gelu + l * 4 * NC;
         real *res3 = a->res3 + l * NC;
-        const real *qkv_w = p->qkv_w + Cl * 3 * C, *qkv_b = p->qkv_b + 3 * Cl;
-        const real *proj_w = p->proj_w + Cl * C, *proj_b = p->proj_b + Cl;
-        const real *fc_w = p->fc_w + Cl * 4 * C, *fc_b = p->fc_b + 4 * Cl;
-        const real *fcproj_w = p->fcproj_w + Cl * 4 * C, *fcproj_b = p->fcproj_b + Cl;
-        const real *ln1_w = p->ln1_w + Cl, *ln1_b = p->ln1_b + Cl;
-        const real *ln2_w = p->ln2_w + Cl, *ln2_b = p->ln2_b + Cl;
         TIMED(m, OP_LAYERNORM, 0,
-              layernorm_forward(ln1, ln1_mean, ln1_rstd, x, ln1_w, ln1_b, N, C));
+              layernorm_forward(ln1, ln1_mean, ln1_rstd, x, w.ln1_w, w.ln1_b, N, C));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, qkv, ln1, qkv_w, qkv_b, N, C, 3 * C, flops));
+              matmul_forward(&m->gemm, qkv, ln1, w.qkv_w, w.qkv_b, N, C, 3 * C,
+                             flops));
         TIMED(m, OP_ATTENTION, 0,
               attention_forward(atty, att, qkv, B, T, C, H, flops));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, a->scratch, atty, proj_w, proj_b, N, C, C, flops));
+              matmul_forward(&m->gemm, a->scratch, atty, w.proj_w, w.proj_b, N, C, C,
+                             flops));
         TIMED(m, OP_RESIDUAL, 0, residual_forward(res2, x, a->scratch, NC));
         TIMED(m, OP_LAYERNORM, 0,
-              layernorm_forward(ln2, ln2_mean, ln2_rstd, res2, ln2_w, ln2_b, N, C));
+              layernorm_forward(ln2, ln2_mean, ln2_rstd, res2, w.ln2_w, w.ln2_b, N, C));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, fch, ln2, fc_w, fc_b, N, C, 4 * C, flops));
+              matmul_forward(&m->gemm, fch, ln2, w.fc_w, w.fc_b, N, C, 4 * C, flops));
         TIMED(m, OP_GELU, 0, gelu_forward(fch_gelu, fch, 4 * NC));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, a->scratch, fch_gelu, fcproj_w, fcproj_b, N,
+              matmul_forward(&m->gemm, a->scratch, fch_gelu, w.fcproj_w, w.fcproj_b, N,
                              4 * C, C, flops));
         TIMED(m, OP_RESIDUAL, 0, residual_forward(res3, res2, a->scratch, NC));
     }
     real *last = a->res3 + (size_t)(L - 1) * NC;     /* (B, T, C) */
+    Params h = weights_of(m, L);                     /* final norm, head */
     TIMED(m, OP_LAYERNORM, 0,
-          layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnf_w,
-                            p->lnf_b, N, C));
+          layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, last, h.lnf_w,
+                            h.lnf_b, N, C));
     TIMED(m, OP_MATMUL, 0,
-          matmul_forward(&m->gemm, a->probs, a->lnf, p->head_w, NULL, N, C, V,
+          matmul_forward(&m->gemm, a->probs, a->lnf, h.head_w, NULL, N, C, V,
                          flops));
     double loss = 0.0;
     TIMED(m, OP_LOSS, 0,
@@ -223,6 +273,13 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
 }
 static void announce(Model *m, int layer);
 
+static Params gradients_of(Model *m, int unit)
+{
+    return m->gradients_needed != NULL
+         ? m->gradients_needed(m->hook_context, unit)
+         : unit_view(m, m->grads_memory, unit);
+}
+
 void model_backward(Model *m, const int *inputs, const int *targets, int B,
                     real scale)
 {
@@ -230,24 +287,24 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
     int T = c.seq, C = c.hidden, L = c.layers, H = c.heads, V = c.vocab;
     int N = B * T;
     size_t NC = (size_t)N * C;
-    Params *p = &m->params, *gp = &m->grads;
     Activations *a = &m->acts;
     Gradients *g = &m->grad_acts;
     double *flops = &m->tally.flops;
 
     real *last = a->res3 + (size_t)(L - 1) * NC;
+    Params h = weights_of(m, L), dh = gradients_of(m, L);
     TIMED(m, OP_LOSS, 1,
           crossentropy_backward(g->dlogits, a->probs, targets, N, V, scale));
     TIMED(m, OP_MATMUL, 1,
-          matmul_backward(&m->gemm, g->dtmp, gp->head_w, NULL, g->dlogits, a->lnf,
-                          p->head_w, N, C, V, flops));
+          matmul_backward(&m->gemm, g->dtmp, dh.head_w, NULL, g->dlogits, a->lnf,
+                          h.head_w, N, C, V, flops));
     memset(g->dres, 0, sizeof(real) * NC);
     TIMED(m, OP_LAYERNORM, 1,
-          layernorm_backward(g->dres, gp->lnf_w, gp->lnf_b, g->dtmp, last,
-                             p->lnf_w, a->lnf_mean, a->lnf_rstd, N, C));
+          layernorm_backward(g->dres, dh.lnf_w, dh.lnf_b, g->dtmp, last,
+                             h.lnf_w, a->lnf_mean, a->lnf_rstd, N, C));
     announce(m, L);                   /* the head and the final norm are done */
     for (int l = L - 1; l >= 0; l--) {
-        size_t Cl = (size_t)l * C;
+        Params w = weights_of(m, l), dw = gradients_of(m, l);
         const real *x = l == 0 ? a->encoded : a->res3 + (size_t)(l - 1) * NC;
         real *ln1 = a->ln1 + l * NC, *ln2 = a->ln2 + l * NC;
         real *ln1_mean = a->ln1_mean + (size_t)l * N, *ln1_rstd = a->ln1_rstd + (size_t)l * N;
@@ -257,50 +314,38 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
         real *atty = a->atty + l * NC, *res2 = a->res2 + l * NC;
         real *fch = a->fch + l * 4 * NC, *fch_gelu = a->fch_gelu + l * 4 * NC;
         real *res3 = a->res3 + l * NC;
-        const real *qkv_w = p->qkv_w + Cl * 3 * C, *qkv_b = p->qkv_b + 3 * Cl;
-        const real *proj_w = p->proj_w + Cl * C, *proj_b = p->proj_b + Cl;
-        const real *fc_w = p->fc_w + Cl * 4 * C, *fc_b = p->fc_b + 4 * Cl;
-        const real *fcproj_w = p->fcproj_w + Cl * 4 * C, *fcproj_b = p->fcproj_b + Cl;
-        const real *ln1_w = p->ln1_w + Cl, *ln1_b = p->ln1_b + Cl;
-        const real *ln2_w = p->ln2_w + Cl, *ln2_b = p->ln2_b + Cl;
-        real *dqkv_w = gp->qkv_w + Cl * 3 * C, *dqkv_b = gp->qkv_b + 3 * Cl;
-        real *dproj_w = gp->proj_w + Cl * C, *dproj_b = gp->proj_b + Cl;
-        real *dfc_w = gp->fc_w + Cl * 4 * C, *dfc_b = gp->fc_b + 4 * Cl;
-        real *dfcproj_w = gp->fcproj_w + Cl * 4 * C, *dfcproj_b = gp->fcproj_b + Cl;
-        real *dln1_w = gp->ln1_w + Cl, *dln1_b = gp->ln1_b + Cl;
-        real *dln2_w = gp->ln2_w + Cl, *dln2_b = gp->ln2_b + Cl;
-        (void)res3; (void)ln1_b; (void)ln2_b;       /* the forward pass's alone */
-        (void)qkv_b; (void)proj_b; (void)fc_b; (void)fcproj_b;
+        (void)res3;                                 /* the forward pass's alone */
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dfch_gelu, dfcproj_w, dfcproj_b, g->dres,
-                              fch_gelu, fcproj_w, N, 4 * C, C, flops));
+              matmul_backward(&m->gemm, g->dfch_gelu, dw.fcproj_w, dw.fcproj_b,
+                              g->dres, fch_gelu, w.fcproj_w, N, 4 * C, C, flops));
         TIMED(m, OP_GELU, 1, gelu_backward(g->dfch, fch, g->dfch_gelu, 4 * NC));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dtmp, dfc_w, dfc_b, g->dfch, ln2, fc_w, N,
-                              C, 4 * C, flops));
+              matmul_backward(&m->gemm, g->dtmp, dw.fc_w, dw.fc_b, g->dfch, ln2,
+                              w.fc_w, N, C, 4 * C, flops));
         TIMED(m, OP_LAYERNORM, 1,
-              layernorm_backward(g->dres, dln2_w, dln2_b, g->dtmp, res2, ln2_w,
+              layernorm_backward(g->dres, dw.ln2_w, dw.ln2_b, g->dtmp, res2, w.ln2_w,
                                  ln2_mean, ln2_rstd, N, C));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dtmp, dproj_w, dproj_b, g->dres, atty,
-                              proj_w, N, C, C, flops));
+              matmul_backward(&m->gemm, g->dtmp, dw.proj_w, dw.proj_b, g->dres, atty,
+                              w.proj_w, N, C, C, flops));
         TIMED(m, OP_ATTENTION, 1,
               attention_backward(g->dqkv, g->datt_row, g->dtmp, qkv, att, B, T, C, H,
                                  flops));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dtmp, dqkv_w, dqkv_b, g->dqkv, ln1, qkv_w,
-                              N, C, 3 * C, flops));
+              matmul_backward(&m->gemm, g->dtmp, dw.qkv_w, dw.qkv_b, g->dqkv, ln1,
+                              w.qkv_w, N, C, 3 * C, flops));
         TIMED(m, OP_LAYERNORM, 1,
-              layernorm_backward(g->dres, dln1_w, dln1_b, g->dtmp, x, ln1_w, ln1_mean,
-                                 ln1_rstd, N, C));
+              layernorm_backward(g->dres, dw.ln1_w, dw.ln1_b, g->dtmp, x, w.ln1_w,
+                                 ln1_mean, ln1_rstd, N, C));
         announce(m, l);
     }
+    Params de = gradients_of(m, -1);
     TIMED(m, OP_EMBED, 1,
-          encoder_backward(gp->wte, gp->wpe, g->dres, inputs, B, T, C));
+          encoder_backward(de.wte, de.wpe, g->dres, inputs, B, T, C));
     announce(m, -1);
 }
 static void announce(Model *m, int layer)
 {
-    if (m->gradients_ready != NULL && m->hooks_armed)
-        m->gradients_ready(m->gradients_context, layer);
+    if (m->gradients_ready != NULL)
+        m->gradients_ready(m->hook_context, layer);
 }
