@@ -286,6 +286,7 @@ static int verify(Model *m, const Language *lang, Settings *set,
         Report r = { .count = 0 };
         report_add(&r, "ranks", FIELD_COUNT, set->dp);
         report_add(&r, "micro_batches", FIELD_COUNT, set->micro);
+        report_add(&r, "zero_stage", FIELD_COUNT, set->parallel.stage);
         report_add(&r, "max_dloss", FIELD_SCI, dloss);
         report_add(&r, "max_dgrad", FIELD_SCI, dgrad);
         report_add(&r, "max_dweight", FIELD_SCI, dweight);
@@ -299,6 +300,12 @@ static int verify(Model *m, const Language *lang, Settings *set,
                 plural(set->dp, "rank", "ranks"), set->micro,
                 plural(set->micro, "batch", "batches"),
                 B / set->dp / set->micro);
+        if (set->parallel.stage > 0)
+            fprintf(out.file, "verify: with ZeRO stage %d: %s sharded over the "
+                    "ranks\n", set->parallel.stage, set->parallel.stage == 1
+                    ? "Adam's moments" : set->parallel.stage == 2
+                    ? "Adam's moments and the gradients"
+                    : "Adam's moments, the gradients and the weights");
         fprintf(out.file, "verify: max |dloss| = %.3g, max |dgrad| = %.3g, "
                 "after one AdamW step max |dweight| = %.3g\n", dloss, dgrad,
                 dweight);
