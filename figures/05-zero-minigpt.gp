@@ -9,7 +9,7 @@ set xlabel 'data-parallel ranks'
 set ylabel 'bytes per rank' offset -1.5,0
 set format y '%.1s %cB'
 set lmargin 11
-set key top right
+set key bottom left
 set grid xtics ytics
 colours = "#4477aa #ee6677 #228833 #ccbb44"
 lines = data.'/05-zero-minigpt-formula.csv'

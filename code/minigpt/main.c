@@ -124,6 +124,23 @@ static void collect_state(Model *m, Settings *set, unsigned kind, real *into)
     memcpy(into, kind == HOLDS_WEIGHTS ? m->params_memory : m->grads_memory,
            sizeof(real) * m->params_count);
 }
+/* 0 on success on rank 0; the other ranks take part and return 0. */
+static int save_checkpoint(Model *m, Settings *set, const TrainingState *s,
+                           char *why, size_t why_size)
+{
+    if (set->parallel.stage > 0)
+        return sharded_save(&set->parallel, set->save, s, why, why_size);
+    return set->rank == 0 ? checkpoint_save(set->save, m, s, why, why_size)
+                          : 0;
+}
+
+static int load_checkpoint(Model *m, Settings *set, TrainingState *s,
+                           char *why, size_t why_size)
+{
+    if (set->parallel.stage > 0)
+        return sharded_load(&set->parallel, set->resume, s, why, why_size);
+    return checkpoint_load(set->resume, m, s, why, why_size);
+}
 enum { VALIDATION_BATCHES = 4 };
 
 /* Mean loss over fixed validation batches; the tally is left as it was, so
@@ -457,9 +474,10 @@ static void print_run(FILE *out, const Report *r, const char *cpu,
     fprintf(out, "memory         = %s weights + %s gradients + %s Adam m, v\n",
             bytes_auto(F("param_bytes")).s, bytes_auto(F("grad_bytes")).s,
             bytes_auto(F("optimizer_bytes")).s);
-    fprintf(out, "               = %s × %s B = %s of training state\n",
+    fprintf(out, "               = %s × %s B = %s of training state%s\n",
             grouped(F("params")).s, grouped(F("bytes_per_param")).s,
-            bytes_auto(F("state_bytes")).s);
+            bytes_auto(F("state_bytes")).s,
+            F("zero_stage") > 0 ? ", over all ranks" : "");
     fprintf(out, "language       = unigram entropy %s, bigram %s nats per "
             "token\n", sig(F("unigram_entropy"), 3).s,
             sig(F("bigram_entropy"), 3).s);
@@ -624,8 +642,7 @@ static int train(Model *m, const Language *lang, Settings *set,
         }
         if (set->save != NULL && set->save_every > 0 && !last
             && (step + 1) % set->save_every == 0) {
-            int bad = set->rank == 0
-                   && checkpoint_save(set->save, m, &state, why, sizeof why) != 0;
+            int bad = save_checkpoint(m, set, &state, why, sizeof why) != 0;
             if (bad)
                 complain(command, "--save: %s", why);
             if (ranks_agree(bad ? 2 : 0) != 0) {
@@ -643,8 +660,8 @@ static int train(Model *m, const Language *lang, Settings *set,
         fclose(log);
     if (failed)
         return 2;
-    int bad = set->save != NULL && set->rank == 0
-           && checkpoint_save(set->save, m, &state, why, sizeof why) != 0;
+    int bad = set->save != NULL
+           && save_checkpoint(m, set, &state, why, sizeof why) != 0;
     if (bad)
         complain(command, "--save: %s", why);
     if (ranks_agree(bad ? 2 : 0) != 0)
@@ -785,10 +802,9 @@ static int read_settings(const char *command, Option *o, int rank, int ranks,
                      "ring", stage);
             return 2;
         }
-        if (stage > 0 && (set->save != NULL || set->resume != NULL
-                          || option_given(o, "--gradcheck"))) {
-            complain(command, "--save, --resume and --gradcheck need the whole "
-                     "state on one rank; use them without --zero");
+        if (stage > 0 && option_given(o, "--gradcheck")) {
+            complain(command, "--gradcheck perturbs a whole model; use it without "
+                     "--zero");
             return 2;
         }
         return 0;
@@ -904,19 +920,21 @@ static int run(const char *command, Option *options, int rank, int ranks)
         model_init_weights(&model, model.params_memory, set.seed);
     Language lang;
     language_init(&lang, set.config.vocab, set.seed);
-    TrainingState state = { set.config, set.batch, set.seed, 0, 0,
-                            training_rng(set.seed) };
-    char why[1024];
-    if (set.resume != NULL
-        && checkpoint_load(set.resume, &model, &state, why, sizeof why) != 0) {
-        complain(command, "--resume: %s", why);
-        status = 2;
-    }
-    status = ranks_agree(status);
-    if (status == 0 && data_parallel_init(&set.parallel, &model) != 0) {
+    if (data_parallel_init(&set.parallel, &model) != 0) {
         complain(command, "cannot allocate the buffers for --dp");
         status = 2;
     }
+    status = ranks_agree(status);
+    TrainingState state = { set.config, set.batch, set.seed, 0, 0,
+                            training_rng(set.seed) };
+    char why[1024];
+    if (status == 0 && set.resume != NULL
+        && load_checkpoint(&model, &set, &state, why, sizeof why) != 0) {
+        if (rank == 0)                      /* every rank read it; one says */
+            complain(command, "--resume: %s", why);
+        status = 2;
+    }
+    status = ranks_agree(status);
     if (status == 0 && option_given(options, "--gradcheck"))
         status = gradcheck(&model, &lang, &set, options);
     else if (status == 0 && option_given(options, "--verify"))

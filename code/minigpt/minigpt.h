@@ -327,4 +327,10 @@ real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step);
 void sharded_collect(DataParallel *dp, unsigned kind, real *into);
 /* Every rank's bytes held and the most sent, to rank 0. */
 void sharded_account(DataParallel *dp);
+/* A checkpoint of the whole state, which rank 0 writes. */
+int sharded_save(DataParallel *dp, const char *path, const TrainingState *s,
+                 char *why, size_t why_size);
+/* Read a checkpoint on every rank and keep this rank's shard of it. */
+int sharded_load(DataParallel *dp, const char *path, TrainingState *s,
+                 char *why, size_t why_size);
 #endif

@@ -260,23 +260,32 @@ real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step)
     dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
     return norm;
 }
-void sharded_collect(DataParallel *dp, unsigned kind, real *into)
+/* Each rank's runs, from `shard` at their places in the shard or, when it
+   is NULL, from the whole-model array `flat`, summed over the ranks. */
+static void collect_runs(DataParallel *dp, const real *shard,
+                         const real *flat, real *into)
 {
-    Model *m = dp->model;
-    size_t N = m->params_count;
-    if (kind == HOLDS_WEIGHTS && m->params_memory != NULL) {
-        memcpy(into, m->params_memory, sizeof(real) * N);
-        return;
-    }
+    size_t N = dp->model->params_count;
     memset(into, 0, sizeof(real) * N);
     for (int r = 0; r < dp->unit_runs[dp->units]; r++) {
         const ShardRun *run = &dp->runs[r];
-        memcpy(into + run->full, kind == HOLDS_WEIGHTS
-               ? weights_of_run(dp, run) : gradient_of_run(dp, run),
+        memcpy(into + run->full, shard != NULL ? shard + run->shard
+                                               : flat + run->full,
                sizeof(real) * run->count);
     }
     MPI_Allreduce(MPI_IN_PLACE, into, (int)N, real_type(), MPI_SUM,
                   MPI_COMM_WORLD);
+}
+
+void sharded_collect(DataParallel *dp, unsigned kind, real *into)
+{
+    Model *m = dp->model;
+    if (kind == HOLDS_WEIGHTS && m->params_memory != NULL)
+        memcpy(into, m->params_memory, sizeof(real) * m->params_count);
+    else if (kind == HOLDS_WEIGHTS)
+        collect_runs(dp, dp->weight_shard, NULL, into);
+    else
+        collect_runs(dp, dp->grad_shard, m->grads_memory, into);
 }
 
 void sharded_account(DataParallel *dp)
@@ -294,4 +303,67 @@ void sharded_account(DataParallel *dp)
     MPI_Gather(dp->held, 4, MPI_DOUBLE,
                dp->rank == 0 ? dp->held_by_rank : NULL, 4, MPI_DOUBLE, 0,
                MPI_COMM_WORLD);
+}
+/* A model of m's shape that holds only whole weights and moments, in fresh
+   arrays: what a checkpoint writes and reads. */
+static int whole_state(const Model *m, Model *whole)
+{
+    size_t bytes = sizeof(real) * m->params_count;
+    *whole = (Model){ .config = m->config, .params_count = m->params_count };
+    memcpy(whole->param_size, m->param_size, sizeof whole->param_size);
+    whole->params_memory = malloc(bytes);
+    whole->m_memory = malloc(bytes);
+    whole->v_memory = malloc(bytes);
+    return whole->params_memory && whole->m_memory && whole->v_memory ? 0 : -1;
+}
+
+static void whole_free(Model *whole)
+{
+    free(whole->params_memory);
+    free(whole->m_memory);
+    free(whole->v_memory);
+}
+
+int sharded_save(DataParallel *dp, const char *path, const TrainingState *s,
+                 char *why, size_t why_size)
+{
+    Model whole;
+    int status = whole_state(dp->model, &whole);
+    if (ranks_agree(status != 0) != 0) {
+        whole_free(&whole);
+        snprintf(why, why_size, "no memory to gather the state for %s", path);
+        return -1;
+    }
+    sharded_collect(dp, HOLDS_WEIGHTS, whole.params_memory);
+    collect_runs(dp, dp->m_shard, NULL, whole.m_memory);
+    collect_runs(dp, dp->v_shard, NULL, whole.v_memory);
+    if (dp->rank == 0)
+        status = checkpoint_save(path, &whole, s, why, why_size);
+    whole_free(&whole);
+    return status;
+}
+
+int sharded_load(DataParallel *dp, const char *path, TrainingState *s,
+                 char *why, size_t why_size)
+{
+    Model *m = dp->model, whole;
+    int status = whole_state(m, &whole);
+    if (status != 0)
+        snprintf(why, why_size, "no memory to read %s", path);
+    else
+        status = checkpoint_load(path, &whole, s, why, why_size);
+    if (status == 0 && m->params_memory != NULL)
+        memcpy(m->params_memory, whole.params_memory,
+               sizeof(real) * m->params_count);
+    for (int r = 0; status == 0 && r < dp->unit_runs[dp->units]; r++) {
+        const ShardRun *run = &dp->runs[r];
+        size_t bytes = sizeof(real) * run->count;
+        if (dp->stage == 3)
+            memcpy(dp->weight_shard + run->shard,
+                   whole.params_memory + run->full, bytes);
+        memcpy(dp->m_shard + run->shard, whole.m_memory + run->full, bytes);
+        memcpy(dp->v_shard + run->shard, whole.v_memory + run->full, bytes);
+    }
+    whole_free(&whole);
+    return status;
 }
