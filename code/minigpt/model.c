@@ -207,6 +207,33 @@ void model_init_weights(const Model *m, real *params, uint64_t seed)
         p += m->param_size[t];
     }
 }
+typedef struct {             /* block l's slices of the stacked activations */
+    const real *x;           /* (B, T, C) the block's input                 */
+    real *ln1, *ln1_mean, *ln1_rstd, *qkv, *att, *atty, *res2;
+    real *ln2, *ln2_mean, *ln2_rstd, *fch, *fch_gelu, *res3;
+} BlockActivations;
+
+static BlockActivations block_activations(Model *m, int l, int B)
+{
+    const ModelConfig c = m->config;
+    const Activations *a = &m->acts;
+    size_t N = (size_t)B * c.seq, NC = N * c.hidden, L = (size_t)l;
+    size_t TT = (size_t)B * c.heads * c.seq * c.seq;
+    return (BlockActivations){
+        .x = l == 0 ? a->encoded : a->res3 + (L - 1) * NC,
+        .ln1 = a->ln1 + L * NC, .ln1_mean = a->ln1_mean + L * N,
+        .ln1_rstd = a->ln1_rstd + L * N,
+        .qkv = a->qkv + L * 3 * NC,                  /* (B, T, 3C)    */
+        .att = a->att + L * TT,                      /* (B, H, T, T)  */
+        .atty = a->atty + L * NC, .res2 = a->res2 + L * NC,
+        .ln2 = a->ln2 + L * NC, .ln2_mean = a->ln2_mean + L * N,
+        .ln2_rstd = a->ln2_rstd + L * N,
+        .fch = a->fch + L * 4 * NC,                  /* (B, T, 4C)    */
+        .fch_gelu = a->fch_gelu + L * 4 * NC,
+        .res3 = a->res3 + L * NC,
+    };
+}
+
 static Params weights_of(Model *m, int unit)
 {
     return m->weights_needed != NULL ? m->weights_needed(m->hook_context, unit)
@@ -227,35 +254,29 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
           encoder_forward(a->encoded, inputs, e.wte, e.wpe, B, T, C));
     for (int l = 0; l < L; l++) {
         Params w = weights_of(m, l);                 /* block l's weights */
-        const real *x = l == 0 ? a->encoded : a->res3 + (size_t)(l - 1) * NC;
-        real *ln1 = a->ln1 + l * NC, *ln2 = a->ln2 + l * NC;
-        real *ln1_mean = a->ln1_mean + (size_t)l * N, *ln1_rstd = a->ln1_rstd + (size_t)l * N;
-        real *ln2_mean = a->ln2_mean + (size_t)l * N, *ln2_rstd = a->ln2_rstd + (size_t)l * N;
-        real *qkv = a->qkv + l * 3 * NC;                         /* (B, T, 3C) */
-        real *att = a->att + (size_t)l * B * H * T * T;          /* (B, H, T, T) */
-        real *atty = a->atty + l * NC, *res2 = a->res2 + l * NC;
-        real *fch = a->fch + l * 4 * NC, *fch_gelu = a->fch_gelu + l * 4 * NC;
-        real *res3 = a->res3 + l * NC;
+        BlockActivations k = block_activations(m, l, B);
         TIMED(m, OP_LAYERNORM, 0,
-              layernorm_forward(ln1, ln1_mean, ln1_rstd, x, w.ln1_w, w.ln1_b, N, C));
+              layernorm_forward(k.ln1, k.ln1_mean, k.ln1_rstd, k.x, w.ln1_w, w.ln1_b,
+                                N, C));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, qkv, ln1, w.qkv_w, w.qkv_b, N, C, 3 * C,
+              matmul_forward(&m->gemm, k.qkv, k.ln1, w.qkv_w, w.qkv_b, N, C, 3 * C,
                              flops));
         TIMED(m, OP_ATTENTION, 0,
-              attention_forward(atty, att, qkv, B, T, C, H, flops));
+              attention_forward(k.atty, k.att, k.qkv, B, T, C, H, flops));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, a->scratch, atty, w.proj_w, w.proj_b, N, C, C,
+              matmul_forward(&m->gemm, a->scratch, k.atty, w.proj_w, w.proj_b, N, C, C,
                              flops));
-        TIMED(m, OP_RESIDUAL, 0, residual_forward(res2, x, a->scratch, NC));
+        TIMED(m, OP_RESIDUAL, 0, residual_forward(k.res2, k.x, a->scratch, NC));
         TIMED(m, OP_LAYERNORM, 0,
-              layernorm_forward(ln2, ln2_mean, ln2_rstd, res2, w.ln2_w, w.ln2_b, N, C));
+              layernorm_forward(k.ln2, k.ln2_mean, k.ln2_rstd, k.res2, w.ln2_w,
+                                w.ln2_b, N, C));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, fch, ln2, w.fc_w, w.fc_b, N, C, 4 * C, flops));
-        TIMED(m, OP_GELU, 0, gelu_forward(fch_gelu, fch, 4 * NC));
+              matmul_forward(&m->gemm, k.fch, k.ln2, w.fc_w, w.fc_b, N, C, 4 * C, flops));
+        TIMED(m, OP_GELU, 0, gelu_forward(k.fch_gelu, k.fch, 4 * NC));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, a->scratch, fch_gelu, w.fcproj_w, w.fcproj_b, N,
-                             4 * C, C, flops));
-        TIMED(m, OP_RESIDUAL, 0, residual_forward(res3, res2, a->scratch, NC));
+              matmul_forward(&m->gemm, a->scratch, k.fch_gelu, w.fcproj_w, w.fcproj_b,
+                             N, 4 * C, C, flops));
+        TIMED(m, OP_RESIDUAL, 0, residual_forward(k.res3, k.res2, a->scratch, NC));
     }
     real *last = a->res3 + (size_t)(L - 1) * NC;     /* (B, T, C) */
     Params h = weights_of(m, L);                     /* final norm, head */
@@ -305,38 +326,29 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
     announce(m, L);                   /* the head and the final norm are done */
     for (int l = L - 1; l >= 0; l--) {
         Params w = weights_of(m, l), dw = gradients_of(m, l);
-        const real *x = l == 0 ? a->encoded : a->res3 + (size_t)(l - 1) * NC;
-        real *ln1 = a->ln1 + l * NC, *ln2 = a->ln2 + l * NC;
-        real *ln1_mean = a->ln1_mean + (size_t)l * N, *ln1_rstd = a->ln1_rstd + (size_t)l * N;
-        real *ln2_mean = a->ln2_mean + (size_t)l * N, *ln2_rstd = a->ln2_rstd + (size_t)l * N;
-        real *qkv = a->qkv + l * 3 * NC;                         /* (B, T, 3C) */
-        real *att = a->att + (size_t)l * B * H * T * T;          /* (B, H, T, T) */
-        real *atty = a->atty + l * NC, *res2 = a->res2 + l * NC;
-        real *fch = a->fch + l * 4 * NC, *fch_gelu = a->fch_gelu + l * 4 * NC;
-        real *res3 = a->res3 + l * NC;
-        (void)res3;                                 /* the forward pass's alone */
+        BlockActivations k = block_activations(m, l, B);
         TIMED(m, OP_MATMUL, 1,
               matmul_backward(&m->gemm, g->dfch_gelu, dw.fcproj_w, dw.fcproj_b,
-                              g->dres, fch_gelu, w.fcproj_w, N, 4 * C, C, flops));
-        TIMED(m, OP_GELU, 1, gelu_backward(g->dfch, fch, g->dfch_gelu, 4 * NC));
+                              g->dres, k.fch_gelu, w.fcproj_w, N, 4 * C, C, flops));
+        TIMED(m, OP_GELU, 1, gelu_backward(g->dfch, k.fch, g->dfch_gelu, 4 * NC));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dtmp, dw.fc_w, dw.fc_b, g->dfch, ln2,
+              matmul_backward(&m->gemm, g->dtmp, dw.fc_w, dw.fc_b, g->dfch, k.ln2,
                               w.fc_w, N, C, 4 * C, flops));
         TIMED(m, OP_LAYERNORM, 1,
-              layernorm_backward(g->dres, dw.ln2_w, dw.ln2_b, g->dtmp, res2, w.ln2_w,
-                                 ln2_mean, ln2_rstd, N, C));
+              layernorm_backward(g->dres, dw.ln2_w, dw.ln2_b, g->dtmp, k.res2, w.ln2_w,
+                                 k.ln2_mean, k.ln2_rstd, N, C));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dtmp, dw.proj_w, dw.proj_b, g->dres, atty,
+              matmul_backward(&m->gemm, g->dtmp, dw.proj_w, dw.proj_b, g->dres, k.atty,
                               w.proj_w, N, C, C, flops));
         TIMED(m, OP_ATTENTION, 1,
-              attention_backward(g->dqkv, g->datt_row, g->dtmp, qkv, att, B, T, C, H,
+              attention_backward(g->dqkv, g->datt_row, g->dtmp, k.qkv, k.att, B, T, C, H,
                                  flops));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dtmp, dw.qkv_w, dw.qkv_b, g->dqkv, ln1,
+              matmul_backward(&m->gemm, g->dtmp, dw.qkv_w, dw.qkv_b, g->dqkv, k.ln1,
                               w.qkv_w, N, C, 3 * C, flops));
         TIMED(m, OP_LAYERNORM, 1,
-              layernorm_backward(g->dres, dw.ln1_w, dw.ln1_b, g->dtmp, x, w.ln1_w,
-                                 ln1_mean, ln1_rstd, N, C));
+              layernorm_backward(g->dres, dw.ln1_w, dw.ln1_b, g->dtmp, k.x, w.ln1_w,
+                                 k.ln1_mean, k.ln1_rstd, N, C));
         announce(m, l);
     }
     Params de = gradients_of(m, -1);
