@@ -49,9 +49,11 @@ transcript() {
     test -s "$out/$file-zero.txt"
 }
 
-# word STAGE: the stage's number as a macro can spell it.
+# word STAGE: the stage's number (or, in 5.10, a number of micro-batches) as
+# a macro can spell it.
 word() {
-    case $1 in 0) echo Zero ;; 1) echo One ;; 2) echo Two ;; 3) echo Three ;; esac
+    case $1 in 0) echo Zero ;; 1) echo One ;; 2) echo Two ;; 3) echo Three ;;
+               4) echo Four ;; esac
 }
 
 # ---------------------------------------------------------------- 5.1 ------
@@ -198,3 +200,217 @@ transcript 05-ex7 --params 13e9 --zero 1 --dp "$first"
     macro SolFiveGLimitOne "$(calc %.4g "$usable / ($w + $g) / 1e9")"
     macro SolFiveGLimitTwo "$(calc %.4g "$usable / $w / 1e9")"
 } >> "$out/05-ex7-derived.tex"
+
+# ============================================================================
+# Exercises 5.9 to 5.12 measure minigpt's sharded state instead. Each run
+# writes minigpt's JSON to BUILD_DIR/solutions/05-exN*.json and its readable
+# report to 05-exN*.txt; the macros of 05-exN.tex are read off the JSON, in
+# bytes exactly, or worked out from it with one line of awk. Every run is one
+# optimizer step of a small model, on 2 ranks where the exercise allows: on a
+# machine of 2 cores, 4 ranks are oversubscribed and each ring step waits for
+# a core.
+minigpt="$bin/minigpt --quiet --eval-every 1000 --steps 1"
+
+# mg FILE RANKS FLAGS...: one run of minigpt on RANKS data-parallel ranks, its
+# JSON into FILE.json and its readable report into FILE.txt, and the report's
+# last part, from the sharded state on, into FILE-sharded.txt.
+mg() {
+    file=$1 n=$2
+    shift 2
+    mpiexec -n "$n" $minigpt --dp "$n" "$@" --json --output "$out/$file.json" \
+        --transcript "$out/$file.txt"
+    sed -n '/^sharded state/,$p' "$out/$file.txt" > "$out/$file-sharded.txt"
+    test -s "$out/$file-sharded.txt"
+}
+
+# units FILE: the sizes of the units of the model of a run, from its shapes,
+# as the shell assignments E= (embeddings: wte V x C and wpe T x C), U=
+# (a block: 12 C^2 + 13 C) and H= (the final norm 2 C and the head C x V);
+# the script stops if they do not add up to the run's own parameter count.
+units() {
+    awk -v L="$(json "$1" layers)" -v C="$(json "$1" hidden)" \
+        -v T="$(json "$1" seq)" -v V="$(json "$1" vocab)" \
+        -v P="$(json "$1" params)" 'BEGIN {
+        E = V * C + T * C; U = 12 * C * C + 13 * C; H = 2 * C + C * V
+        if (L * U + E + H != P) {
+            print "units: " L " x " U " + " E " + " H " is not " P > "/dev/stderr"
+            exit 1
+        }
+        printf "E=%d U=%d H=%d\n", E, U, H }'
+}
+
+# sci VALUE [FIGURES]: a number in the form \ensuremath{1.79\times10^{-7}}
+# (\ensuremath{10^{-6}} where the figures before the power are 1).
+sci() {
+    awk -v x="$1" -v d="${2:-3}" 'BEGIN {
+        split(sprintf("%." (d - 1) "e", x), part, "e")
+        if (part[1] + 0 == 1) printf "\\ensuremath{10^{%d}}", part[2]
+        else printf "\\ensuremath{%g\\times10^{%d}}", part[1], part[2] }'
+}
+
+# ---------------------------------------------------------------- 5.9 ------
+# Stage 3 on 4 ranks, the default model, one micro-batch: the forward pass
+# gathers every unit, the backward pass every unit but the embeddings, and
+# the reduce-scatter moves every unit once, so a rank sends
+# (3 Psi - E) x 4 B x (N - 1)/N. Skipping the head's second gather would
+# save H of the 3 Psi; the same shares for a model of 100 layers at hidden
+# 4,096, context 2,048 and vocabulary 50,000, from the unit formulas.
+mg 05-ex9 4 --zero 3
+j="$out/05-ex9.json"
+u=$(units "$j")
+eval "$u"
+P=$(json "$j" params) N=$(json "$j" ranks)
+{
+    macro SolFiveIEmbeddings "$(grouped "$E")"
+    macro SolFiveIBlock "$(grouped "$U")"
+    macro SolFiveIHead "$(grouped "$H")"
+    macro SolFiveIParams "$(grouped "$P")"
+    macro SolFiveIRanks "$N"
+    macro SolFiveIThreePsi "$(grouped "$(calc %d "3 * $P")")"
+    macro SolFiveIGathered "$(grouped "$(calc %d "3 * $P - $E")")"
+    macro SolFiveIPredicted "$(grouped "$(calc %d "(3 * $P - $E) * 4 * ($N - 1) / $N")")"
+    macro SolFiveIMeasured "$(grouped "$(json "$j" bytes_sent_per_step)")"
+    macro SolFiveIFormula "$(grouped "$(json "$j" bytes_sent_formula)")"
+    macro SolFiveIEmbeddingsPercent "$(calc %.3g "100 * $E / (3 * $P)")"
+    macro SolFiveIHeadPercent "$(calc %.3g "100 * $H / (3 * $P)")"
+    macro SolFiveIBothPercent "$(calc %.3g "100 * ($E + $H) / (3 * $P)")"
+    macro SolFiveIHeadSaved "$(grouped "$(calc %d "$H * 4 * ($N - 1) / $N")")"
+} > "$out/05-ex9.tex"
+big=$(awk 'BEGIN { L = 100; C = 4096; T = 2048; V = 50000
+    E = V * C + T * C; U = 12 * C * C + 13 * C; H = 2 * C + C * V
+    printf "bE=%.0f bU=%.0f bH=%.0f bP=%.0f\n", E, U, H, L * U + E + H }')
+eval "$big"
+{
+    macro SolFiveIBigEmbeddings "$(calc %.4g "$bE / 1e6")"
+    macro SolFiveIBigBlock "$(calc %.4g "$bU / 1e6")"
+    macro SolFiveIBigHead "$(calc %.4g "$bH / 1e6")"
+    macro SolFiveIBigParams "$(calc %.4g "$bP / 1e9")"
+    macro SolFiveIBigHeadShare "$(calc %.3g "100 * $bH / $bP")"
+    macro SolFiveIBigHeadPercent "$(calc %.3g "100 * $bH / (3 * $bP)")"
+    macro SolFiveIBigBothPercent "$(calc %.3g "100 * ($bE + $bH) / (3 * $bP)")"
+} >> "$out/05-ex9.tex"
+
+# ---------------------------------------------------------------- 5.10 -----
+# The same model on 2 ranks, k micro-batches a step, stages 1 to 3. A batch
+# of 24 leaves 12 sequences per rank, which k = 1, 2, 3 and 4 all divide.
+# Stage 2 sends (k + 1) Psi and stage 1 2 Psi, so stage 2 sends twice
+# stage 1's at k = 2 x 2 - 1; that k is run as well.
+twice=$(calc %d "2 * 2 - 1")
+: > "$out/05-ex10.tex"
+for k in 1 2 4 "$twice"; do
+    for s in 1 2 3; do
+        if [ "$k" = "$twice" ] && [ "$s" != 2 ]; then continue; fi
+        mg "05-ex10-$s-$k" 2 --zero "$s" --micro-batches "$k" --batch 24
+        j="$out/05-ex10-$s-$k.json"
+        test "$(json "$j" micro_batch)" -eq $((12 / k))
+        {
+            macro "SolFiveJ$(word "$s")K$(word "$k")Sent" \
+                "$(grouped "$(json "$j" bytes_sent_per_step)")"
+            macro "SolFiveJ$(word "$s")K$(word "$k")Formula" \
+                "$(grouped "$(json "$j" bytes_sent_formula)")"
+            macro "SolFiveJ$(word "$s")K$(word "$k")Copies" "$(json "$j" psi_copies_sent)"
+        } >> "$out/05-ex10.tex"
+    done
+done
+j="$out/05-ex10-3-1.json"
+u=$(units "$j")
+eval "$u"
+P=$(json "$j" params) N=$(json "$j" ranks)
+{
+    macro SolFiveJRanks "$N"
+    macro SolFiveJTwice "$twice"
+    for k in 1 2 4; do
+        macro "SolFiveJThreeK$(word "$k")Predicted" \
+            "$(grouped "$(calc %d "$k * (3 * $P - $E) * 4 * ($N - 1) / $N")")"
+    done
+    macro SolFiveJTwiceRatio "$(calc %.4g "$(json "$out/05-ex10-2-$twice.json" bytes_sent_per_step) \
+        / $(json "$out/05-ex10-1-1.json" bytes_sent_per_step)")"
+    macro SolFiveJRatioFormulaOne "$(calc %.3g "3 * 1 / (1 + 1)")"
+    macro SolFiveJRatioFormulaFour "$(calc %.3g "3 * 4 / (4 + 1)")"
+    macro SolFiveJThreeOverTwoFour "$(calc %.3g "$(json "$out/05-ex10-3-4.json" bytes_sent_per_step) \
+        / $(json "$out/05-ex10-2-4.json" bytes_sent_per_step)")"
+} >> "$out/05-ex10.tex"
+
+# ---------------------------------------------------------------- 5.11 -----
+# The stage-3 buffers of the run of 5.9: a gathered unit and a unit's
+# gradient, U numbers each, and the ring's scratch of one chunk, U / N + 1
+# (rounded down, as C divides sizes), at 4 B a number; beside the state the
+# formula counts, 16 Psi / N. The fewest layers at which the buffers are
+# below a tenth of that state, for 4, 2 and 1,024 ranks, by trying each depth
+# in turn; the answer for 2 ranks is run, with one layer fewer.
+j="$out/05-ex9.json"
+u=$(units "$j")
+eval "$u"
+P=$(json "$j" params) N=$(json "$j" ranks)
+test "$(json "$j" largest_unit_params)" -eq "$U"
+state=$(calc %.17g "$(json "$j" weight_bytes_formula) + $(json "$j" gradient_bytes_formula) \
+    + $(json "$j" optimizer_bytes_formula)")
+
+# fewest RANKS: the smallest L with 4 (2U + U/N + 1) < 0.1 x 16 (L U + E + H) / N.
+fewest() {
+    awk -v N="$1" -v E="$E" -v U="$U" -v H="$H" 'BEGIN {
+        buffers = 4 * (2 * U + int(U / N) + 1)
+        for (L = 1; 10 * buffers >= 16 * (L * U + E + H) / N; L++) ;
+        print L }'
+}
+four=$(fewest 4) two=$(fewest 2) many=$(fewest 1024)
+mg 05-ex11-fit 2 --zero 3 --layers "$two"
+mg 05-ex11-short 2 --zero 3 --layers $((two - 1))
+
+# share FILE: a run's buffers as a percentage of the state its formula counts.
+share() {
+    calc %.3g "100 * $(json "$1" buffer_bytes_held) / ($(json "$1" weight_bytes_formula) \
+        + $(json "$1" gradient_bytes_formula) + $(json "$1" optimizer_bytes_formula))"
+}
+{
+    macro SolFiveKUnit "$(grouped "$U")"
+    macro SolFiveKScratch "$(grouped "$(calc %d "int($U / $N) + 1")")"
+    macro SolFiveKNumbers "$(grouped "$(calc %d "2 * $U + int($U / $N) + 1")")"
+    macro SolFiveKPredicted "$(grouped "$(calc %d "4 * (2 * $U + int($U / $N) + 1)")")"
+    macro SolFiveKHeld "$(grouped "$(json "$j" buffer_bytes_held)")"
+    macro SolFiveKState "$(grouped "$(calc %d "$state")")"
+    macro SolFiveKPercent "$(share "$j")"
+    macro SolFiveKLayersFour "$four"
+    macro SolFiveKLayersTwo "$two"
+    macro SolFiveKLayersTwoShort "$((two - 1))"
+    macro SolFiveKLayersMany "$(grouped "$many")"
+    macro SolFiveKFitParams "$(grouped "$(json "$out/05-ex11-fit.json" params)")"
+    macro SolFiveKFitHeld "$(grouped "$(json "$out/05-ex11-fit.json" buffer_bytes_held)")"
+    macro SolFiveKFitPercent "$(share "$out/05-ex11-fit.json")"
+    macro SolFiveKShortPercent "$(share "$out/05-ex11-short.json")"
+    for n in 4 2; do
+        macro "SolFiveKBound$(word "$n")" \
+            "$(calc %.4g "(2.5 * $n * (2 * $U + int($U / $n) + 1) - $E - $H) / $U")"
+    done
+} > "$out/05-ex11.tex"
+
+# ---------------------------------------------------------------- 5.12 -----
+# --verify at stage 3 on 2 ranks, two micro-batches each (its report once as
+# JSON and once as text, which --transcript does not write for --verify).
+# A step that forgot the weight decay lambda = 0.1 would leave each decaying
+# weight w off by lr x lambda x |w|, which fails the tolerance
+# atol + rtol |w| once |w| > atol / (lr lambda - rtol); at the initial
+# standard deviation, 0.02, the miss and the tolerance. A gradient that
+# cancels to about zero may come out as +d/2 in one run and -d/2 in the
+# other, d the largest difference seen; AdamW's first step lr g / (|g| + eps)
+# then differs by 2 lr (d/2) / (d/2 + eps).
+verify="$bin/minigpt --dp 2 --zero 3 --micro-batches 2 --verify"
+mpiexec -n 2 $verify --output "$out/05-ex12.txt"
+mpiexec -n 2 $verify --json --output "$out/05-ex12.json"
+j="$out/05-ex12.json"
+test "$(json "$j" result)" = OK
+lr=0.003 lambda=0.1 sigma=0.02 eps=1e-8
+atol=$(json "$j" atol) rtol=$(json "$j" rtol) d=$(json "$j" max_dgrad)
+{
+    macro SolFiveLAtol "$(sci "$atol" 1)"
+    macro SolFiveLRtol "$(sci "$rtol" 1)"
+    macro SolFiveLDgrad "$(sci "$d")"
+    macro SolFiveLDecay "$(sci "$(calc %.17g "$lr * $lambda")" 2)"
+    macro SolFiveLThreshold "$(calc %.3g "$atol / ($lr * $lambda - $rtol)")"
+    macro SolFiveLThresholdSigma "$(calc %.3g "$atol / ($lr * $lambda - $rtol) / $sigma")"
+    macro SolFiveLSigmaMiss "$(sci "$(calc %.17g "$lr * $lambda * $sigma")" 2)"
+    macro SolFiveLSigmaTolerance "$(sci "$(calc %.17g "$atol + $rtol * $sigma")" 2)"
+    macro SolFiveLFlip "$(sci "$(calc %.17g "2 * $lr * ($d / 2) / ($d / 2 + $eps)")" 2)"
+    times=$(calc %.2g "2 * $lr * ($d / 2) / ($d / 2 + $eps) / ($atol + $rtol * $sigma)")
+    macro SolFiveLFlipTimes "$(grouped "$(calc %d "$times")")"
+} > "$out/05-ex12.tex"

@@ -17,6 +17,12 @@
 #    smallest, which stage a convention hurts most) must hold;
 #  - the solutions use only macros and files that exist; the exercise file
 #    has at least six exercises, one solution each, and gives no answer away;
+#  - the runs of minigpt behind exercises 5.9 to 5.12 must send, per rank and
+#    step, exactly what a ring sends rank by rank for the collectives of each
+#    stage, and hold exactly the stage-3 buffers, counted here from the unit
+#    sizes of the model's shapes (and so must one run of this test's own, on
+#    units of odd sizes); their macros, and the layers, micro-batches and
+#    tolerances the solutions derive, are redone here in Perl;
 #  - once solutions/solutions.tex includes chapter 5, build/solutions.pdf
 #    prints each heading "Exercise 5.N".
 #
@@ -262,6 +268,271 @@ agrees('SolFiveBPowHeadroomPercent', 100 * $left / $USABLE, '5.2: ... as a share
     agrees('SolFiveGLimitTwo', $USABLE / 2 / 1e9, '5.7: stage 2 holds at most usable/2');
 }
 
+# --------------------------------------- 5.9 to 5.12: minigpt, measured ----
+# The runs of minigpt that the script saved, against the same quantities
+# worked out here from the model's shapes: the units, what a ring sends rank
+# by rank, the buffers a stage-3 rank allocates. The byte counts must agree
+# exactly, since they are counts; then the macros, and the claims of the
+# prose. One run of this test's own checks the program on a model whose units
+# do not divide evenly among the ranks.
+my $minigpt = "$root/build/bin/minigpt";
+my @spell = (@word, 'Four');                 # stages, and micro-batches too
+
+# The units of a GPT: embeddings (token and position tables), one block,
+# the final norm with the head; and Psi, for L blocks.
+sub gpt_units {
+    my (%m) = @_;
+    my ($L, $C, $T, $V) = @m{qw(layers hidden seq vocab)};
+    my %u = (E => $V * $C + $T * $C, U => 12 * $C * $C + 13 * $C,
+             H => 2 * $C + $C * $V);
+    $u{P} = $L * $u{U} + $u{E} + $u{H};
+    $u{L} = $L;
+    return \%u;
+}
+
+# What rank R of N sends in one ring all-gather (or reduce-scatter) of COUNT
+# numbers: every chunk but one, the chunks cut as count * c / N rounds down.
+# A rank sends on every chunk but the one it receives last: in the
+# all-gather, the chunk of the rank to its right; in the reduce-scatter, its
+# own.
+sub ring_numbers {
+    my ($kind, $count, $N, $R) = @_;
+    my $skip = $kind eq 'gather' ? ($R + 1) % $N : $R;
+    my $sent = 0;
+    for my $c (0 .. $N - 1) {
+        next if $c == $skip;
+        $sent += int($count * ($c + 1) / $N) - int($count * $c / $N);
+    }
+    return $sent;
+}
+
+# The most any rank sends per step, in bytes, at STAGE with K micro-batches:
+# the collectives each stage makes, unit by unit.
+sub most_sent {
+    my ($u, $stage, $K, $N) = @_;
+    my @all = ($u->{E}, ($u->{U}) x $u->{L}, $u->{H});
+    my @backward = (($u->{U}) x $u->{L}, $u->{H});        # no embeddings
+    my @calls;
+    if ($stage == 3) {
+        push @calls, map { ([gather => $_], [scatter => $_]) } @all for 1 .. $K;
+        push @calls, map { [gather => $_] } @backward for 1 .. $K;
+    } else {
+        my $reductions = $stage == 2 ? $K : 1;
+        push @calls, map { [scatter => $_] } @all for 1 .. $reductions;
+        push @calls, map { [gather => $_] } @all;
+    }
+    my $most = 0;
+    for my $R (0 .. $N - 1) {
+        my $n = 0;
+        $n += ring_numbers($_->[0], $_->[1], $N, $R) for @calls;
+        $most = $n if $n > $most;
+    }
+    return 4 * $most;
+}
+
+# The stage-3 buffers: two units and the ring's scratch, 4 B a number.
+sub stage3_buffers { my ($U, $N) = @_; return 4 * (2 * $U + int($U / $N) + 1) }
+
+sub saved_json {
+    my ($file) = @_;
+    my $j = eval { JSON::PP::decode_json(slurp("$sols/$file.json") // '') };
+    ok($j, "the script saved $file.json");
+    return $j // {};
+}
+
+sub state_formula {
+    my ($j) = @_;
+    return ($j->{weight_bytes_formula} // 0) + ($j->{gradient_bytes_formula} // 0)
+         + ($j->{optimizer_bytes_formula} // 0);
+}
+
+# A printed power of ten, \ensuremath{10^{-6}}, read as 1 x 10^-6.
+for my $name (keys %macro) {
+    $macro{$name} =~ s/^\\ensuremath\{10\^\{(-?\d+)\}\}$/\\ensuremath{1\\times10^{$1}}/;
+}
+
+# This test's own run: stage 3, two micro-batches, 2 ranks, units of odd
+# sizes, so that the ranks send different amounts and the most counts.
+SKIP: {
+    my @flags = qw(--layers 2 --hidden 33 --heads 3 --seq 16 --vocab 25 --batch 8
+                   --micro-batches 2);
+    my ($status, $out) = run('mpiexec', '-n', 2, $minigpt, '--dp', 2, '--zero', 3,
+                             @flags, qw(--steps 1 --eval-every 1000 --quiet --json));
+    skip "mpiexec -n 2 minigpt exited $status", 4 if $status != 0;
+    my $j = JSON::PP::decode_json($out);
+    my $u = gpt_units(layers => 2, hidden => 33, seq => 16, vocab => 25);
+    is($j->{params}, $u->{P}, 'minigpt here: Psi from the units');
+    ok($u->{U} % 2 && $u->{E} % 2 && $u->{H} % 2, 'minigpt here: every unit is odd');
+    is($j->{bytes_sent_per_step}, most_sent($u, 3, 2, 2),
+       'minigpt here: stage 3 sends what the ring does, rank by rank');
+    is($j->{buffer_bytes_held}, stage3_buffers($u->{U}, 2), 'minigpt here: stage-3 buffers');
+}
+
+# 5.9: the default model on 4 ranks at stage 3; the skips; a model of 100
+# layers.
+my $default = gpt_units(layers => 2, hidden => 64, seq => 64, vocab => 32);
+{
+    my $j = saved_json('05-ex9');
+    my $u = $default;
+    my $N = 4;
+    is_deeply([@$j{qw(layers hidden seq vocab ranks zero_stage micro_batch batch)}],
+              [2, 64, 64, 32, $N, 3, 2, 8], '5.9: the run is the exercise\'s, one micro-batch');
+    is($j->{params}, $u->{P}, '5.9: Psi from the units');
+    agrees('SolFiveIEmbeddings', $u->{E}, '5.9: embeddings');
+    agrees('SolFiveIBlock', $u->{U}, '5.9: a block');
+    agrees('SolFiveIHead', $u->{H}, '5.9: the head');
+    agrees('SolFiveIParams', $u->{P}, '5.9: Psi');
+    agrees('SolFiveIRanks', $N, '5.9: ranks');
+    agrees('SolFiveIThreePsi', 3 * $u->{P}, '5.9: 3 Psi');
+    agrees('SolFiveIGathered', 3 * $u->{P} - $u->{E}, '5.9: 3 Psi - E');
+    ok(!($u->{E} % $N || $u->{U} % $N || $u->{H} % $N),
+       '5.9: every unit divides into equal chunks, as the solution says');
+    my $sent = most_sent($u, 3, 1, $N);
+    is($sent, (3 * $u->{P} - $u->{E}) * 4 * ($N - 1) / $N, '5.9: ring = (3 Psi - E) x 4 B x 3/4');
+    is($j->{bytes_sent_per_step}, $sent, '5.9: the run sends exactly that');
+    agrees('SolFiveIPredicted', $sent, '5.9: the prediction');
+    agrees('SolFiveIMeasured', $sent, '5.9: the measurement');
+    close_to($j->{bytes_sent_formula}, 3 * $u->{P} * 4 * ($N - 1) / $N, 1e-12, '5.9: 3 Psi formula');
+    agrees('SolFiveIFormula', 3 * $u->{P} * 4 * ($N - 1) / $N, '5.9: the formula');
+    agrees('SolFiveIEmbeddingsPercent', 100 * $u->{E} / (3 * $u->{P}), '5.9: the embeddings\' skip');
+    agrees('SolFiveIHeadPercent', 100 * $u->{H} / (3 * $u->{P}), '5.9: the head\'s skip');
+    agrees('SolFiveIBothPercent', 100 * ($u->{E} + $u->{H}) / (3 * $u->{P}), '5.9: both');
+    agrees('SolFiveIHeadSaved', $u->{H} * 4 * ($N - 1) / $N, '5.9: bytes the head\'s skip saves');
+    my $big = gpt_units(layers => 100, hidden => 4096, seq => 2048, vocab => 50000);
+    agrees('SolFiveIBigEmbeddings', $big->{E} / 1e6, '5.9: 100 layers, embeddings (M)');
+    agrees('SolFiveIBigBlock', $big->{U} / 1e6, '5.9: 100 layers, a block (M)');
+    agrees('SolFiveIBigHead', $big->{H} / 1e6, '5.9: 100 layers, the head (M)');
+    agrees('SolFiveIBigParams', $big->{P} / 1e9, '5.9: 100 layers, Psi (B)');
+    agrees('SolFiveIBigHeadShare', 100 * $big->{H} / $big->{P}, '5.9: the head\'s share of Psi');
+    ok(abs($big->{H} / $big->{P} - 0.01) < 0.001, '5.9: ... about a hundredth, as the exercise says');
+    agrees('SolFiveIBigHeadPercent', 100 * $big->{H} / (3 * $big->{P}), '5.9: 100 layers, head\'s skip');
+    agrees('SolFiveIBigBothPercent', 100 * ($big->{E} + $big->{H}) / (3 * $big->{P}),
+           '5.9: 100 layers, both skips');
+    ok(($big->{E} + $big->{H}) / (3 * $big->{P}) < 0.01, '5.9: ... under one per cent');
+}
+
+# 5.10: 2 ranks, a batch of 24, k micro-batches, stages 1 to 3; the k from
+# which stage 2 sends twice stage 1's.
+{
+    my ($u, $N) = ($default, 2);
+    my $twice = 1;
+    $twice++ while ($twice + 1) * $u->{P} < 2 * 2 * $u->{P};
+    agrees('SolFiveJTwice', $twice, '5.10: stage 2 sends twice stage 1 from this k');
+    agrees('SolFiveJRanks', $N, '5.10: ranks');
+    my %sent;
+    for my $run ((map { my $k = $_; map { [$_, $k] } 1 .. 3 } 1, 2, 4), [2, $twice]) {
+        my ($s, $k) = @$run;
+        my $j = saved_json("05-ex10-$s-$k");
+        my $label = "5.10: stage $s, k = $k";
+        is_deeply([@$j{qw(zero_stage ranks batch micro_batch params)}],
+                  [$s, $N, 24, 12 / $k, $u->{P}], "$label: the run is the exercise's");
+        $sent{$s}{$k} = $j->{bytes_sent_per_step} // -1;
+        my $want = most_sent($u, $s, $k, $N);
+        is($sent{$s}{$k}, $want, "$label: sends what the ring does");
+        my $copies = $s == 3 ? 3 * $k : $s == 2 ? $k + 1 : 2;
+        my $closed = ($s == 3 ? $k * (3 * $u->{P} - $u->{E}) : $copies * $u->{P}) * 4 * ($N - 1) / $N;
+        is($want, $closed, "$label: ... which is the closed form");
+        my $name = "SolFiveJ$spell[$s]K$spell[$k]";
+        agrees("${name}Sent", $want, "$label: measured");
+        agrees("${name}Formula", $copies * $u->{P} * 4 * ($N - 1) / $N, "$label: formula");
+        agrees("${name}Copies", $copies, "$label: copies of Psi");
+        agrees("SolFiveJThreeK$spell[$k]Predicted", $closed, "$label: predicted") if $s == 3;
+    }
+    is($sent{1}{$_}, $sent{1}{1}, "5.10: stage 1 sends the same at k = $_") for 2, 4;
+    is($sent{2}{1}, $sent{1}{1}, '5.10: stage 2 sends stage 1\'s at k = 1');
+    is($sent{2}{$twice}, 2 * $sent{1}{1}, '5.10: ... and twice that at the answer');
+    ok($sent{2}{$twice - 1} < 2 * $sent{1}{1}, '5.10: ... but not one micro-batch fewer')
+        if exists $sent{2}{$twice - 1};
+    agrees('SolFiveJTwiceRatio', 2, '5.10: the ratio at the answer');
+    agrees('SolFiveJRatioFormulaOne', 3 * 1 / (1 + 1), '5.10: 3k/(k+1) at k = 1');
+    agrees('SolFiveJRatioFormulaFour', 3 * 4 / (4 + 1), '5.10: 3k/(k+1) at k = 4');
+    agrees('SolFiveJThreeOverTwoFour', 4 * (3 * $u->{P} - $u->{E}) / (5 * $u->{P}),
+           '5.10: stage 3 over stage 2, measured, k = 4');
+    ok(4 * (3 * $u->{P} - $u->{E}) / (5 * $u->{P}) < 3 * 4 / 5, '5.10: ... a little under the formula');
+}
+
+# 5.11: the stage-3 buffers of 5.9's run; the fewest layers that bring them
+# under a tenth of 16 Psi / N, found by trying each depth; the runs at the
+# answer for 2 ranks and one layer fewer.
+{
+    my $j = saved_json('05-ex9');
+    my $u = $default;
+    my $N = 4;
+    ok($u->{U} > $u->{E} && $u->{U} > $u->{H}, '5.11: the largest unit is a block');
+    is($j->{largest_unit_params}, $u->{U}, '5.11: the run says so');
+    my $buffers = stage3_buffers($u->{U}, $N);
+    is($j->{buffer_bytes_held}, $buffers, '5.11: two units and a chunk, to the byte');
+    agrees('SolFiveKUnit', $u->{U}, '5.11: U');
+    agrees('SolFiveKScratch', int($u->{U} / $N) + 1, '5.11: the scratch');
+    agrees('SolFiveKNumbers', $buffers / 4, '5.11: numbers');
+    agrees('SolFiveKPredicted', $buffers, '5.11: predicted bytes');
+    agrees('SolFiveKHeld', $buffers, '5.11: held bytes');
+    is(state_formula($j), 16 * $u->{P} / $N, '5.11: the state is 16 Psi / N');
+    agrees('SolFiveKState', 16 * $u->{P} / $N, '5.11: the state');
+    agrees('SolFiveKPercent', 100 * $buffers / (16 * $u->{P} / $N), '5.11: buffers as a share');
+    ok($buffers > 16 * $u->{P} / $N, '5.11: ... larger than the state, as the solution says');
+    my %fewest;
+    for my $n (4, 2, 1024) {
+        my $L = 1;
+        $L++ while stage3_buffers($u->{U}, $n)
+                   >= 0.1 * 16 * ($L * $u->{U} + $u->{E} + $u->{H}) / $n;
+        $fewest{$n} = $L;
+        my $bound = (2.5 * $n * (2 * $u->{U} + int($u->{U} / $n) + 1) - $u->{E} - $u->{H}) / $u->{U};
+        is(ceil($bound), $L, "5.11: N = $n, the bound rounds up to the fewest layers");
+        ok(abs($bound - (5 * $n + 2.5)) < 1, "5.11: N = $n, the bound is about 5N + 2.5");
+        agrees("SolFiveKBound$spell[$n]", $bound, "5.11: N = $n, the bound") if $n <= 4;
+    }
+    agrees('SolFiveKLayersFour', $fewest{4}, '5.11: fewest layers on 4 ranks');
+    agrees('SolFiveKLayersTwo', $fewest{2}, '5.11: fewest layers on 2 ranks');
+    agrees('SolFiveKLayersTwoShort', $fewest{2} - 1, '5.11: one fewer');
+    agrees('SolFiveKLayersMany', $fewest{1024}, '5.11: fewest layers on 1,024 ranks');
+    my %share;
+    for my $run (['fit', $fewest{2}], ['short', $fewest{2} - 1]) {
+        my ($name, $L) = @$run;
+        my $r = saved_json("05-ex11-$name");
+        my $v = gpt_units(layers => $L, hidden => 64, seq => 64, vocab => 32);
+        is_deeply([@$r{qw(layers ranks zero_stage params largest_unit_params)}],
+                  [$L, 2, 3, $v->{P}, $v->{U}], "5.11: the $name run, $L layers");
+        is($r->{buffer_bytes_held}, stage3_buffers($v->{U}, 2), "5.11: the $name run's buffers");
+        is(state_formula($r), 16 * $v->{P} / 2, "5.11: the $name run's state");
+        $share{$name} = 100 * stage3_buffers($v->{U}, 2) / (16 * $v->{P} / 2);
+    }
+    ok($share{fit} < 10 && $share{short} >= 10, '5.11: under 10 % at the answer, not one layer fewer');
+    agrees('SolFiveKFitParams', gpt_units(layers => $fewest{2}, hidden => 64, seq => 64,
+                                          vocab => 32)->{P}, '5.11: Psi at the answer');
+    agrees('SolFiveKFitHeld', stage3_buffers($u->{U}, 2), '5.11: buffers on 2 ranks');
+    agrees('SolFiveKFitPercent', $share{fit}, '5.11: share at the answer');
+    agrees('SolFiveKShortPercent', $share{short}, '5.11: share one layer fewer');
+}
+
+# 5.12: --verify at stage 3; a forgotten weight decay; a flipped sign.
+{
+    my $j = saved_json('05-ex12');
+    my ($lr, $lambda, $sigma, $eps) = (0.003, 0.1, 0.02, 1e-8);
+    is_deeply([@$j{qw(ranks micro_batches result)}], [2, 2, 'OK'], '5.12: the run, and it passes');
+    my ($atol, $rtol, $d) = @$j{qw(atol rtol max_dgrad)};
+    close_to($atol, 1e-6, 1e-9, '5.12: atol');
+    close_to($rtol, 1e-4, 1e-9, '5.12: rtol');
+    ok($d > 0 && $d < 1e-5, "5.12: the gradients differ by rounding ($d)");
+    like(slurp("$sols/05-ex12.txt") // '', qr/: OK$/m, '5.12: the transcript says OK');
+    agrees('SolFiveLAtol', $atol, '5.12: atol');
+    agrees('SolFiveLRtol', $rtol, '5.12: rtol');
+    agrees('SolFiveLDgrad', $d, '5.12: max |dgrad|');
+    agrees('SolFiveLDecay', $lr * $lambda, '5.12: lr x lambda');
+    my $threshold = $atol / ($lr * $lambda - $rtol);
+    agrees('SolFiveLThreshold', $threshold, '5.12: the weight beyond which the check fails');
+    agrees('SolFiveLThresholdSigma', $threshold / $sigma, '5.12: ... in standard deviations');
+    ok($threshold < $sigma, '5.12: ... less than one, so most weights fail');
+    agrees('SolFiveLSigmaMiss', $lr * $lambda * $sigma, '5.12: the miss at one sigma');
+    agrees('SolFiveLSigmaTolerance', $atol + $rtol * $sigma, '5.12: the tolerance at one sigma');
+    ok($lr * $lambda * $sigma > $atol + $rtol * $sigma, '5.12: ... which the miss exceeds');
+    my $flip = 2 * $lr * ($d / 2) / ($d / 2 + $eps);
+    agrees('SolFiveLFlip', $flip, '5.12: the steps of a flipped sign');
+    my ($times) = printed_number($macro{SolFiveLFlipTimes});
+    close_to($times, $flip / ($atol + $rtol * $sigma), 0.03, '5.12: ... in tolerances (two figures)');
+    ok($flip > 100 * ($atol + $rtol * $sigma), '5.12: ... far beyond the tolerance');
+}
+
 # ------------------------------------------------------- the solutions ----
 my $tex = slurp("$root/solutions/05-sharded-state.tex") // '';
 (my $code = $tex) =~ s/(?<!\\)%.*$//mg;
@@ -311,7 +582,15 @@ for my $name (qw(SolFiveAThreeBytesPerDevice SolFiveAOneBytesPerDevice
                  SolFiveEOneBytesPerDevice SolFiveEZeroTrafficBytes SolFiveENaiveGB
                  SolFiveFOneBytesPerDevice SolFiveFTwoBytesPerDevice
                  SolFiveFOneReplicatedPercent SolFiveFTwoReplicatedPercent
-                 SolFiveGTwoQuotient SolFiveGThreeQuotient)) {
+                 SolFiveGTwoQuotient SolFiveGThreeQuotient
+                 SolFiveIPredicted SolFiveIMeasured SolFiveIGathered
+                 SolFiveIHeadPercent SolFiveIBothPercent SolFiveIHeadSaved
+                 SolFiveIBigHeadPercent SolFiveIBigBothPercent
+                 SolFiveJThreeKTwoSent SolFiveJThreeKFourSent SolFiveJTwoKFourSent
+                 SolFiveJTwoKThreeSent SolFiveJThreeOverTwoFour
+                 SolFiveKPredicted SolFiveKNumbers SolFiveKBoundFour
+                 SolFiveKBoundTwo SolFiveKLayersMany SolFiveKFitPercent
+                 SolFiveLThreshold SolFiveLFlipTimes)) {
     my $answer = $macro{$name};
     ok(defined $answer, "exercises: \\$name exists to check") or next;
     (my $plain = $answer) =~ s/\\,/ /g;
