@@ -297,8 +297,15 @@ static int verify(Model *m, const Language *lang, Settings *set,
         batch_free(&b);
         return ok ? 0 : 1;
     }
-    if (output_open(&out, "minigpt", options) != 0)
+    Output transcript;
+    const char *transcript_path = option_text(options, "--transcript");
+    if (output_open(&out, "minigpt", options) != 0
+        || (transcript_path != NULL
+            && output_open_path(&transcript, "minigpt", "--transcript",
+                                transcript_path) != 0))
         return 2;
+    FILE *readable[2] = { report_requested(options) ? NULL : out.file,
+                          transcript_path != NULL ? transcript.file : NULL };
     if (report_requested(options)) {
         Report r = { .count = 0 };
         report_add(&r, "ranks", FIELD_COUNT, set->dp);
@@ -311,26 +318,30 @@ static int verify(Model *m, const Language *lang, Settings *set,
         report_add(&r, "rtol", FIELD_SCI, verify_rtol);
         report_text(&r, "result", ok ? "OK" : "FAIL");
         print_report(out.file, &r, options);
-    } else {
-        fprintf(out.file, "verify: reference (the batch of %d in one pass) "
+    }
+    for (int i = 0; i < 2; i++) {      /* the output, and the transcript */
+        FILE *f = readable[i];
+        if (f == NULL)
+            continue;
+        fprintf(f, "verify: reference (the batch of %d in one pass) "
                 "against %d %s × %d micro-%s of %d\n", B, set->dp,
                 plural(set->dp, "rank", "ranks"), set->micro,
                 plural(set->micro, "batch", "batches"),
                 B / set->dp / set->micro);
         if (set->parallel.stage > 0)
-            fprintf(out.file, "verify: with ZeRO stage %d: %s sharded over the "
-                    "ranks\n", set->parallel.stage, set->parallel.stage == 1
+            fprintf(f, "verify: with ZeRO stage %d: %s sharded over the ranks\n", set->parallel.stage, set->parallel.stage == 1
                     ? "Adam's moments" : set->parallel.stage == 2
                     ? "Adam's moments and the gradients"
                     : "Adam's moments, the gradients and the weights");
-        fprintf(out.file, "verify: max |dloss| = %.3g, max |dgrad| = %.3g, "
+        fprintf(f, "verify: max |dloss| = %.3g, max |dgrad| = %.3g, "
                 "after one AdamW step max |dweight| = %.3g\n", dloss, dgrad,
                 dweight);
-        fprintf(out.file, "verify: tolerance %g + %g·|reference| for each: "
+        fprintf(f, "verify: tolerance %g + %g·|reference| for each: "
                 "%s\n", verify_atol, verify_rtol, ok ? "OK" : "FAIL");
     }
     batch_free(&b);
-    if (output_commit(&out, "minigpt") != 0)
+    if ((transcript_path != NULL && output_commit(&transcript, "minigpt") != 0)
+        || output_commit(&out, "minigpt") != 0)
         return 2;
     return ok ? 0 : 1;
 }
