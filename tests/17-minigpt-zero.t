@@ -67,10 +67,13 @@ for my $case ([1, 1], [2, 1], [2, 2], [2, 3], [3, 3], [4, 3], [4, 2],
     }
 }
 
-# The same verdict in JSON.
+# The same verdict in JSON, and the readable one in the transcript.
 {
-    my ($status, $out) = verify_run(2, qw(--zero 3 --json));
+    my $dir = tempdir(CLEANUP => 1);
+    my ($status, $out) = verify_run(2, qw(--zero 3 --json --transcript),
+                                    "$dir/verify.txt");
     is($status, 0, 'verify --json, stage 3: exit 0');
+    like(slurp("$dir/verify.txt"), $verify, 'verify --transcript: the OK lines');
     my $j = decode_json($out);
     is($j->{result}, 'OK', 'verify --json, stage 3: result OK');
     is($j->{zero_stage}, 3, 'verify --json: zero_stage');
