@@ -212,7 +212,7 @@ for my $shape (\%tiny,
                                        flags_of(%v));
         is($status, 0, "--verify --micro-batches $k exits 0") or diag $err;
         my ($dloss, $dgrad, $dweight, $atol, $rtol) = $out =~
-          /^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+), after one AdamW step max \|dweight\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\| for each: OK$/m;
+          /^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+)\nverify: after one AdamW step, max \|dweight\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\| for each: OK$/m;
         ok(defined $dloss, "--verify --micro-batches $k: the verdict line") or diag $out;
         my $per = $v{batch} / $k;
         my $pieces = $k == 1 ? 'micro-batch' : 'micro-batches';

@@ -13,7 +13,7 @@ use Test::More;
 
 my $minigpt = root() . '/build/bin/minigpt';
 my @tiny = qw(--layers 2 --hidden 32 --heads 4 --seq 16 --vocab 24 --batch 8);
-my $verify_line = qr/^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+), after one AdamW step max \|dweight\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\| for each: OK$/m;
+my $verify_line = qr/^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+)\nverify: after one AdamW step, max \|dweight\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\| for each: OK$/m;
 
 # --verify: each layout against the whole batch in one process.
 for my $case ([2, qw(--micro-batches 1)], [2, qw(--micro-batches 2)],

@@ -329,12 +329,13 @@ static int verify(Model *m, const Language *lang, Settings *set,
                 plural(set->micro, "batch", "batches"),
                 B / set->dp / set->micro);
         if (set->parallel.stage > 0)
-            fprintf(f, "verify: with ZeRO stage %d: %s sharded over the ranks\n", set->parallel.stage, set->parallel.stage == 1
-                    ? "Adam's moments" : set->parallel.stage == 2
-                    ? "Adam's moments and the gradients"
+            fprintf(f, "verify: ZeRO stage %d shards %s\n", set->parallel.stage,
+                    set->parallel.stage == 1 ? "Adam's moments"
+                    : set->parallel.stage == 2 ? "Adam's moments and the gradients"
                     : "Adam's moments, the gradients and the weights");
-        fprintf(f, "verify: max |dloss| = %.3g, max |dgrad| = %.3g, "
-                "after one AdamW step max |dweight| = %.3g\n", dloss, dgrad,
+        fprintf(f, "verify: max |dloss| = %.3g, max |dgrad| = %.3g\n", dloss,
+                dgrad);
+        fprintf(f, "verify: after one AdamW step, max |dweight| = %.3g\n",
                 dweight);
         fprintf(f, "verify: tolerance %g + %g·|reference| for each: "
                 "%s\n", verify_atol, verify_rtol, ok ? "OK" : "FAIL");
