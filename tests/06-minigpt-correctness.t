@@ -211,8 +211,8 @@ for my $shape (\%tiny,
         my ($status, $out, $err) = run($minigpt, '--verify', '--micro-batches', $k,
                                        flags_of(%v));
         is($status, 0, "--verify --micro-batches $k exits 0") or diag $err;
-        my ($dloss, $dgrad, $dweight, $atol, $rtol) = $out =~
-          /^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+)\nverify: after one AdamW step, max \|dweight\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\| for each: OK$/m;
+        my ($dloss, $dgrad, $dweight, $dmoment, $atol, $rtol) = $out =~
+          /^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+)\nverify: after one AdamW step, max \|dweight\| = (\S+), max \|dmoment\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\|, moments (\S+)·\|reference\|: OK$/m;
         ok(defined $dloss, "--verify --micro-batches $k: the verdict line") or diag $out;
         my $per = $v{batch} / $k;
         my $pieces = $k == 1 ? 'micro-batch' : 'micro-batches';
@@ -227,6 +227,7 @@ for my $shape (\%tiny,
                "--micro-batches $k: |dgrad| = $dgrad within tolerance");
         cmp_ok($dweight, '<=', $atol,
                "--micro-batches $k: one AdamW step from the same gradient, |dweight| = $dweight");
+        cmp_ok($dmoment, '<=', 1e-12, "--micro-batches $k: the same moments, |dmoment| = $dmoment");
         is($dgrad, 0, '--micro-batches 1 is the reference itself: no difference') if $k == 1;
     }
     my $j = json_of($minigpt, qw(--verify --micro-batches 4), flags_of(%v));

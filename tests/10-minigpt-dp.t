@@ -13,7 +13,7 @@ use Test::More;
 
 my $minigpt = root() . '/build/bin/minigpt';
 my @tiny = qw(--layers 2 --hidden 32 --heads 4 --seq 16 --vocab 24 --batch 8);
-my $verify_line = qr/^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+)\nverify: after one AdamW step, max \|dweight\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\| for each: OK$/m;
+my $verify_line = qr/^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+)\nverify: after one AdamW step, max \|dweight\| = (\S+), max \|dmoment\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\|, moments (\S+)·\|reference\|: OK$/m;
 
 # --verify: each layout against the whole batch in one process.
 for my $case ([2, qw(--micro-batches 1)], [2, qw(--micro-batches 2)],
@@ -28,7 +28,7 @@ for my $case ([2, qw(--micro-batches 1)], [2, qw(--micro-batches 2)],
     my @lines = $out =~ /^verify: max/mg;
     is(scalar @lines, 1, "verify on $n ranks @flags: printed once, by rank 0");
     if ($out =~ $verify_line) {
-        my ($dgrad, $dweight, $atol, $rtol) = ($2, $3, $4, $5);
+        my ($dgrad, $dweight, $dmoment, $atol, $rtol) = ($2, $3, $4, $5, $6);
         cmp_ok($dgrad, '<=', $atol + $rtol * 1.0, "verify on $n ranks @flags: "
                . "max |dgrad| within atol + rtol (gradients are below 1)");
         cmp_ok($dweight, '<=', $atol + $rtol * 1.0, "verify on $n ranks @flags: "

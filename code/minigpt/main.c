@@ -113,16 +113,17 @@ static real optimizer_step(Model *m, const AdamW *opt, real lr, int step,
     return norm;
 }
 
-/* The configuration's weights or gradient (HOLDS_WEIGHTS or
-   HOLDS_GRADIENTS), whole, on every rank. */
-static void collect_state(Model *m, Settings *set, unsigned kind, real *into)
+/* The configuration's weights, gradient or one of Adam's moments, whole,
+   on every rank. */
+static void collect_state(Model *m, Settings *set, StateKind kind, real *into)
 {
     if (set->parallel.stage > 0) {
         sharded_collect(&set->parallel, kind, into);
         return;
     }
-    memcpy(into, kind == HOLDS_WEIGHTS ? m->params_memory : m->grads_memory,
-           sizeof(real) * m->params_count);
+    real *whole[] = { m->params_memory, m->grads_memory, m->m_memory,
+                      m->v_memory };
+    memcpy(into, whole[kind], sizeof(real) * m->params_count);
 }
 /* 0 on success on rank 0; the other ranks take part and return 0. */
 static int save_checkpoint(Model *m, Settings *set, const TrainingState *s,
@@ -240,15 +241,16 @@ static int gradcheck(Model *m, const Language *lang, const Settings *set,
 }
 static const double verify_atol = 1e-6, verify_rtol = 1e-4;
 
-/* The largest |got - want|; clears *ok where one exceeds the tolerance. */
+/* The largest |got - want|; clears *ok where one exceeds atol plus
+   verify_rtol of the reference. */
 static double largest_difference(const real *got, const real *want,
-                                 size_t n, int *ok)
+                                 size_t n, double atol, int *ok)
 {
     double largest = 0.0;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)got[i] - want[i]);
         largest = fmax(largest, d);
-        if (d > verify_atol + verify_rtol * fabs(want[i]))
+        if (d > atol + verify_rtol * fabs(want[i]))
             *ok = 0;
     }
     return largest;
@@ -267,27 +269,44 @@ static int verify(Model *m, const Language *lang, Settings *set,
     if (batch_alloc(&b, B, T) != 0 || got == NULL
         || model_init(&ref, set->config, B, HOLDS_ALL) != 0)
         abort();
-    collect_state(m, set, HOLDS_WEIGHTS, ref.params_memory);
+    TrainingState start = { set->config, set->batch, set->seed, 0, 0,
+                            training_rng(set->seed) };
+    char why[1024];
+    if (set->resume == NULL)
+        model_init_weights(&ref, ref.params_memory, set->seed);
+    else if (checkpoint_load(set->resume, &ref, &start, why, sizeof why) != 0)
+        abort();                        /* the configuration has just read it */
+    int step = (int)start.step + 1;
+    collect_state(m, set, STATE_WEIGHTS, got);
+    int same_start = 1;
+    double dweight = largest_difference(got, ref.params_memory, N, verify_atol,
+                                        &same_start);
     batch_draw(&b, lang, &rng, B, T);
     double loss_ref = batch_gradient(&ref, &b, B, 1, 1);
     model_zero_grads(m);
     double loss = rank_gradient(m, &b, set);
     double dloss = fabs(loss - loss_ref);
-    int ok = dloss <= verify_atol + verify_rtol * fabs(loss_ref);
-    collect_state(m, set, HOLDS_GRADIENTS, got);
-    double dgrad = largest_difference(got, ref.grads_memory, N, &ok);
+    int ok = same_start && dloss <= verify_atol + verify_rtol * fabs(loss_ref);
+    collect_state(m, set, STATE_GRADIENTS, got);
+    double dgrad = largest_difference(got, ref.grads_memory, N, verify_atol, &ok);
     memcpy(ref.grads_memory, got, sizeof(real) * N);
     clip_gradients(&ref, opt.clip);
-    adamw_update(&ref, &opt, set->lr, 1);
-    optimizer_step(m, &opt, set->lr, 1, set);
-    collect_state(m, set, HOLDS_WEIGHTS, got);
-    double dweight = largest_difference(got, ref.params_memory, N, &ok);
+    adamw_update(&ref, &opt, set->lr, step);
+    optimizer_step(m, &opt, set->lr, step, set);
+    collect_state(m, set, STATE_WEIGHTS, got);
+    dweight = fmax(dweight, largest_difference(got, ref.params_memory, N,
+                                               verify_atol, &ok));
+    collect_state(m, set, STATE_FIRST_MOMENT, got);       /* relative only: */
+    double dmoment = largest_difference(got, ref.m_memory, N, 0, &ok);
+    collect_state(m, set, STATE_SECOND_MOMENT, got);      /* v is ~ g² */
+    dmoment = fmax(dmoment, largest_difference(got, ref.v_memory, N, 0, &ok));
     if (set->ranks > 1) {
-        double mine_[3] = { dloss, dgrad, dweight }, worst[3];
-        MPI_Allreduce(mine_, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double mine_[4] = { dloss, dgrad, dweight, dmoment }, worst[4];
+        MPI_Allreduce(mine_, worst, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         dloss = worst[0];
         dgrad = worst[1];
         dweight = worst[2];
+        dmoment = worst[3];
         ok = ranks_agree(!ok) == 0;
     }
     model_free(&ref);
@@ -314,6 +333,7 @@ static int verify(Model *m, const Language *lang, Settings *set,
         report_add(&r, "max_dloss", FIELD_SCI, dloss);
         report_add(&r, "max_dgrad", FIELD_SCI, dgrad);
         report_add(&r, "max_dweight", FIELD_SCI, dweight);
+        report_add(&r, "max_dmoment", FIELD_SCI, dmoment);
         report_add(&r, "atol", FIELD_SCI, verify_atol);
         report_add(&r, "rtol", FIELD_SCI, verify_rtol);
         report_text(&r, "result", ok ? "OK" : "FAIL");
@@ -335,10 +355,11 @@ static int verify(Model *m, const Language *lang, Settings *set,
                     : "Adam's moments, the gradients and the weights");
         fprintf(f, "verify: max |dloss| = %.3g, max |dgrad| = %.3g\n", dloss,
                 dgrad);
-        fprintf(f, "verify: after one AdamW step, max |dweight| = %.3g\n",
-                dweight);
-        fprintf(f, "verify: tolerance %g + %g·|reference| for each: "
-                "%s\n", verify_atol, verify_rtol, ok ? "OK" : "FAIL");
+        fprintf(f, "verify: after one AdamW step, max |dweight| = %.3g, "
+                "max |dmoment| = %.3g\n", dweight, dmoment);
+        fprintf(f, "verify: tolerance %g + %g·|reference|, moments "
+                "%g·|reference|: %s\n", verify_atol, verify_rtol, verify_rtol,
+                ok ? "OK" : "FAIL");
     }
     batch_free(&b);
     if ((transcript_path != NULL && output_commit(&transcript, "minigpt") != 0)
@@ -432,16 +453,16 @@ static void report_run(Report *r, const Model *m, const Settings *set,
                ? fmax(0, 1 - per_step / dp->blocking) : 0);
     report_add(r, "weights_identical", FIELD_COUNT, dp->identical);
     double n = dp->ranks;            /* word and N as above */
-    double most[4] = { 0, 0, 0, 0 }, k = set->micro;
+    double most[HELD_KINDS] = { 0 }, k = set->micro;
     for (int i = 0; i < dp->ranks && dp->held_by_rank != NULL; i++)
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < HELD_KINDS; j++)
             most[j] = fmax(most[j], dp->held_by_rank[i][j]);
     double copies = dp->stage == 3 ? 3 * k : dp->stage == 2 ? k + 1 : 2;
     report_add(r, "zero_stage", FIELD_COUNT, dp->stage);
-    report_add(r, "weight_bytes_held", FIELD_BYTES, most[0]);
-    report_add(r, "gradient_bytes_held", FIELD_BYTES, most[1]);
-    report_add(r, "optimizer_bytes_held", FIELD_BYTES, most[2]);
-    report_add(r, "buffer_bytes_held", FIELD_BYTES, most[3]);
+    report_add(r, "weight_bytes_held", FIELD_BYTES, most[HELD_WEIGHTS]);
+    report_add(r, "gradient_bytes_held", FIELD_BYTES, most[HELD_GRADIENTS]);
+    report_add(r, "optimizer_bytes_held", FIELD_BYTES, most[HELD_OPTIMIZER]);
+    report_add(r, "buffer_bytes_held", FIELD_BYTES, most[HELD_BUFFERS]);
     report_add(r, "weight_bytes_formula", FIELD_BYTES,
                word * N / (dp->stage == 3 ? n : 1));
     report_add(r, "gradient_bytes_formula", FIELD_BYTES,
@@ -535,7 +556,8 @@ static void print_run(FILE *out, const Report *r, const char *cpu,
     }
     if (F("zero_stage") > 0 || (F("sends_counted") > 0 && F("ranks") > 1)) {
         const DataParallel *dp = &set->parallel;
-        const char *kinds[] = { "weights", "gradients", "optimizer", "buffers" };
+        const char *kinds[HELD_KINDS] = { "weights", "gradients", "optimizer",
+                                          "buffers" };
         const char *formula[] = { "weight_bytes_formula",
                                   "gradient_bytes_formula",
                                   "optimizer_bytes_formula" };
@@ -543,7 +565,7 @@ static void print_run(FILE *out, const Report *r, const char *cpu,
                 grouped(F("zero_stage")).s, grouped(F("ranks")).s,
                 plural(F("ranks"), "rank", "ranks"));
         fprintf(out, "  %-8s", "");
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < HELD_KINDS; j++)
             fprintf(out, " %11s", kinds[j]);
         fprintf(out, " %11s\n  %-8s", "total", "formula");
         double sum = 0;
@@ -555,7 +577,7 @@ static void print_run(FILE *out, const Report *r, const char *cpu,
         for (int i = 0; i < dp->ranks && dp->held_by_rank != NULL; i++) {
             double all = 0;
             fprintf(out, "  rank %-3d", i);
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < HELD_KINDS; j++) {
                 fprintf(out, " %11s", grouped(dp->held_by_rank[i][j]).s);
                 all += dp->held_by_rank[i][j];
             }
@@ -902,6 +924,7 @@ static int run(const char *command, Option *options, int rank, int ranks)
     int status = 0;
     if (rank == 0
         && (check_writable(command, "--save", set.save) != 0
+            || check_writable(command, "--log", set.log) != 0
             || check_writable(command, "--profile", set.profile) != 0
             || check_writable(command, "--transcript",
                               option_text(options, "--transcript")) != 0

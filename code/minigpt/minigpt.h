@@ -139,7 +139,9 @@ typedef struct {
     Tally tally;
     real loss;                      /* mean loss of the last forward */
     /* Where the passes find a unit's weights and put its gradients; when NULL,
-       in the whole-model arrays. */
+       in the whole-model arrays. What they return is valid until the next call
+       of the same hook, and the gradients they point to must start at zero or
+       hold what earlier micro-batches added: the pass adds into them. */
     Params (*weights_needed)(void *context, int unit);
     Params (*gradients_needed)(void *context, int unit);
     /* Called when the backward pass has finished a unit's gradients. */
@@ -154,6 +156,9 @@ extern const char *const act_names[ACT_TENSORS];
 enum {                      /* the state a model holds in full */
     HOLDS_WEIGHTS = 1, HOLDS_GRADIENTS = 2, HOLDS_MOMENTS = 4, HOLDS_ALL = 7
 };
+typedef enum {              /* one array of the training state */
+    STATE_WEIGHTS, STATE_GRADIENTS, STATE_FIRST_MOMENT, STATE_SECOND_MOMENT
+} StateKind;
 
 /* Allocate a model for batches of `batch` sequences, holding the parts of
    the training state named in `holds`; 0 on success. */
@@ -260,6 +265,10 @@ double measure_peak_flops(double seconds);
 const char *cpu_name(char *buffer, size_t size);
 #include <mpi.h>
 
+enum {                    /* the kinds of bytes a rank holds */
+    HELD_WEIGHTS, HELD_GRADIENTS, HELD_OPTIMIZER, HELD_BUFFERS, HELD_KINDS
+};
+
 typedef struct {
     int tensor;               /* which parameter tensor                 */
     size_t full;              /* where it starts in the flat array of N */
@@ -276,7 +285,7 @@ typedef struct {
     MPI_Request *requests;    /* the all-reduces in flight                */
     MPI_Status *statuses;     /* their outcomes, which we do not read     */
     int pending, capacity;
-    real *scratch;            /* one chunk, for the ring                  */
+    real *scratch;            /* the ring's: one chunk of what it reduces */
     double blocking;          /* s: one blocking all-reduce of everything */
     double exposed;           /* s: waited after the backward passes      */
     int steps;                /* steps whose gradients were combined      */
@@ -285,7 +294,8 @@ typedef struct {
     uint64_t seed;            /* of the initial weights                     */
     int units;                /* L + 2: embeddings, blocks, head            */
     size_t *unit_count;       /* (units) numbers in each unit               */
-    size_t *chunk_at;         /* (units) where this rank's chunk begins      */
+    size_t *chunk_at;         /* (units) where this rank's chunk begins in
+                                 the packed unit                            */
     size_t *shard_at;         /* (units + 1) where it lies in the shard     */
     ShardRun *runs;           /* the shard, in pieces                       */
     int *unit_runs;           /* (units + 1) first run of each unit         */
@@ -294,9 +304,10 @@ typedef struct {
     real *grad_shard;         /* (shard_count) stages 2 and 3               */
     real *m_shard, *v_shard;  /* (shard_count) Adam's moments, stages 1-3   */
     real *gathered;           /* (largest_unit) a unit's weights, stage 3   */
-    real *unit_buffer;        /* (largest_unit) a unit being reduced        */
-    double held[4];           /* bytes: weights, gradients, optimizer, buffers */
-    double (*held_by_rank)[4];/* on rank 0, every rank's held               */
+    real *unit_buffer;        /* (largest_unit) a unit being reduced, or
+                                 gathered after the step (stages 1, 2)      */
+    double held[HELD_KINDS];  /* bytes held, by kind                        */
+    double (*held_by_rank)[HELD_KINDS];  /* on rank 0, every rank's          */
     double sent;              /* bytes sent by the steps                    */
     unsigned long long sent_mark;
     double sent_most;         /* the most any rank sent per step            */
@@ -323,8 +334,8 @@ void sharded_free(DataParallel *dp);
 void sharded_combine(DataParallel *dp);
 /* Clip and step the shard, then gather the weights (stages 1, 2). */
 real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step);
-/* The weights or gradient, whole, on every rank (for --verify). */
-void sharded_collect(DataParallel *dp, unsigned kind, real *into);
+/* One array of the state, whole, on every rank (for --verify and saves). */
+void sharded_collect(DataParallel *dp, StateKind kind, real *into);
 /* Every rank's bytes held and the most sent, to rank 0. */
 void sharded_account(DataParallel *dp);
 /* A checkpoint of the whole state, which rank 0 writes. */

@@ -63,10 +63,10 @@ static void count_model_state(DataParallel *dp)
 {
     const Model *m = dp->model;
     double word = sizeof(real), N = (double)m->params_count;
-    dp->held[0] = m->params_memory != NULL ? word * N : 0;
-    dp->held[1] = m->grads_memory != NULL ? word * N : 0;
-    dp->held[2] = m->m_memory != NULL ? 2 * word * N : 0;
-    dp->held[3] = 0;
+    dp->held[HELD_WEIGHTS] = m->params_memory != NULL ? word * N : 0;
+    dp->held[HELD_GRADIENTS] = m->grads_memory != NULL ? word * N : 0;
+    dp->held[HELD_OPTIMIZER] = m->m_memory != NULL ? 2 * word * N : 0;
+    dp->held[HELD_BUFFERS] = 0;
 }
 
 static real *zeros(size_t count, double *held)
@@ -92,17 +92,16 @@ int sharded_init(DataParallel *dp)
     count_model_state(dp);
     double *held = dp->held;
     size_t S = dp->shard_count, U = dp->largest_unit;
-    dp->m_shard = zeros(S, &held[2]);
-    dp->v_shard = zeros(S, &held[2]);
+    dp->m_shard = zeros(S, &held[HELD_OPTIMIZER]);
+    dp->v_shard = zeros(S, &held[HELD_OPTIMIZER]);
     if (dp->stage >= 2)
-        dp->grad_shard = zeros(S, &held[1]);
+        dp->grad_shard = zeros(S, &held[HELD_GRADIENTS]);
     if (dp->stage == 3) {
-        dp->weight_shard = zeros(S, &held[0]);
-        dp->gathered = zeros(U, &held[3]);
+        dp->weight_shard = zeros(S, &held[HELD_WEIGHTS]);
+        dp->gathered = zeros(U, &held[HELD_BUFFERS]);
     }
-    dp->unit_buffer = zeros(U, &held[3]);
-    free(dp->scratch);                     /* the ring's, one chunk of a unit */
-    dp->scratch = zeros(U / (size_t)dp->ranks + 1, &held[3]);
+    dp->unit_buffer = zeros(U, &held[HELD_BUFFERS]);
+    dp->scratch = zeros(U / (size_t)dp->ranks + 1, &held[HELD_BUFFERS]); /* ring */
     if (!dp->m_shard || !dp->v_shard || !dp->unit_buffer || !dp->scratch
         || (dp->stage >= 2 && !dp->grad_shard)
         || (dp->stage == 3 && (!dp->weight_shard || !dp->gathered)))
@@ -277,32 +276,36 @@ static void collect_runs(DataParallel *dp, const real *shard,
                   MPI_COMM_WORLD);
 }
 
-void sharded_collect(DataParallel *dp, unsigned kind, real *into)
+void sharded_collect(DataParallel *dp, StateKind kind, real *into)
 {
     Model *m = dp->model;
-    if (kind == HOLDS_WEIGHTS && m->params_memory != NULL)
+    if (kind == STATE_WEIGHTS && m->params_memory != NULL)
         memcpy(into, m->params_memory, sizeof(real) * m->params_count);
-    else if (kind == HOLDS_WEIGHTS)
+    else if (kind == STATE_WEIGHTS)
         collect_runs(dp, dp->weight_shard, NULL, into);
+    else if (kind == STATE_GRADIENTS)   /* stage 1 keeps its summed chunks */
+        collect_runs(dp, dp->grad_shard, m->grads_memory, into); /* in m */
     else
-        collect_runs(dp, dp->grad_shard, m->grads_memory, into);
+        collect_runs(dp, kind == STATE_FIRST_MOMENT ? dp->m_shard
+                                                    : dp->v_shard, NULL, into);
 }
 
 void sharded_account(DataParallel *dp)
 {
     if (dp->stage == 0) {          /* the model's arrays and the ring's chunk */
         count_model_state(dp);
-        dp->held[3] = sizeof(real)
+        dp->held[HELD_BUFFERS] = dp->scratch == NULL ? 0 : sizeof(real)
                     * (double)(dp->model->params_count / (size_t)dp->ranks + 1);
     }
     double per_step = dp->steps > 0 ? dp->sent / dp->steps : 0;
     MPI_Allreduce(&per_step, &dp->sent_most, 1, MPI_DOUBLE, MPI_MAX,
                   MPI_COMM_WORLD);
     if (dp->rank == 0)
-        dp->held_by_rank = malloc(sizeof(double[4]) * (size_t)dp->ranks);
-    MPI_Gather(dp->held, 4, MPI_DOUBLE,
-               dp->rank == 0 ? dp->held_by_rank : NULL, 4, MPI_DOUBLE, 0,
-               MPI_COMM_WORLD);
+        dp->held_by_rank = malloc(sizeof(double[HELD_KINDS])
+                                  * (size_t)dp->ranks);
+    MPI_Gather(dp->held, HELD_KINDS, MPI_DOUBLE,
+               dp->rank == 0 ? dp->held_by_rank : NULL, HELD_KINDS,
+               MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 /* A model of m's shape that holds only whole weights and moments, in fresh
    arrays: what a checkpoint writes and reads. */
@@ -329,14 +332,14 @@ int sharded_save(DataParallel *dp, const char *path, const TrainingState *s,
 {
     Model whole;
     int status = whole_state(dp->model, &whole);
-    if (ranks_agree(status != 0) != 0) {
+    if (ranks_agree(status != 0) != 0) {     /* rank 0 alone reports it */
         whole_free(&whole);
         snprintf(why, why_size, "no memory to gather the state for %s", path);
-        return -1;
+        return dp->rank == 0 ? -1 : 0;
     }
-    sharded_collect(dp, HOLDS_WEIGHTS, whole.params_memory);
-    collect_runs(dp, dp->m_shard, NULL, whole.m_memory);
-    collect_runs(dp, dp->v_shard, NULL, whole.v_memory);
+    sharded_collect(dp, STATE_WEIGHTS, whole.params_memory);
+    sharded_collect(dp, STATE_FIRST_MOMENT, whole.m_memory);
+    sharded_collect(dp, STATE_SECOND_MOMENT, whole.v_memory);
     if (dp->rank == 0)
         status = checkpoint_save(path, &whole, s, why, why_size);
     whole_free(&whole);
