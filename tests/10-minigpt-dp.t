@@ -72,7 +72,9 @@ for my $case ([2, 'without --dp', qr/--dp 1 disagrees with the 2 ranks/, ()],
                qw(--dp 2 --micro-batches 3)],
               [2, 'an unknown all-reduce', qr/--allreduce: unknown/,
                qw(--dp 2 --allreduce tree)],
-              [2, 'a bad flag', qr/--layers/, qw(--dp 2 --layers 0)]) {
+              [2, 'a bad flag', qr/--layers/, qw(--dp 2 --layers 0)],
+              [2, 'a --log that cannot be written', qr/--log: cannot write/,
+               qw(--dp 2 --log /nonexistent/dir/log.csv)]) {
     my ($n, $name, $pattern, @flags) = @$case;
     my ($status, $out, $err) = run('timeout', '60', 'mpiexec', '-n', $n,
                                    $minigpt, @tiny, @flags, '--steps', 2);
