@@ -12,9 +12,7 @@
 # Models are tiny and runs short: the whole script takes some tens of seconds.
 set -eu
 . "$(dirname "$0")/lib/helpers.sh"
-mkdir -p "$1/solutions"
-bin=$(cd "$1/bin" && pwd)
-out=$(cd "$1/solutions" && pwd)
+build_dirs "$1"
 minigpt="$bin/minigpt --quiet"
 minigpt64="$bin/minigpt-fp64 --quiet"
 

@@ -16,9 +16,7 @@
 # build: a two-rank all-reduce sweep of a few seconds.
 set -eu
 . "$(dirname "$0")/lib/helpers.sh"
-mkdir -p "$1/solutions"
-bin=$(cd "$1/bin" && pwd)
-out=$(cd "$1/solutions" && pwd)
+build_dirs "$1"
 fleet="$bin/fleet"
 
 

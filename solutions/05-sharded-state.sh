@@ -12,9 +12,7 @@
 # Exercise 5.8 is conceptual and has no runs.
 set -eu
 . "$(dirname "$0")/lib/helpers.sh"
-mkdir -p "$1/solutions"
-bin=$(cd "$1/bin" && pwd)
-out=$(cd "$1/solutions" && pwd)
+build_dirs "$1"
 fleet="$bin/fleet"
 
 

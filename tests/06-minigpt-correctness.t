@@ -33,27 +33,13 @@ sub json_of {
     return JSON::PP::decode_json($out);
 }
 
-# Parameters from the shapes: embeddings, L blocks of
-# (ln1 2C, qkv 3C²+3C, proj C²+C, ln2 2C, fc 4C²+4C, fcproj 4C²+C),
-# the final layer norm and the head.
-sub params_of {
-    my (%c) = @_;
-    my ($L, $C, $T, $V) = @c{qw(layers hidden seq vocab)};
-    return $V * $C + $T * $C + $L * (12 * $C**2 + 13 * $C) + 2 * $C + $C * $V;
-}
-
-sub flags_of {
-    my (%c) = @_;
-    return map { ("--$_", $c{$_}) } sort keys %c;
-}
-
 my %tiny = (layers => 2, hidden => 16, heads => 2, seq => 8, batch => 2,
             vocab => 16);
 
 # ------------------------------------------------------------ gradcheck --
 for my $shape (\%tiny, { layers => 1, hidden => 24, heads => 3, seq => 6,
                          batch => 3, vocab => 20 }) {
-    my @flags = flags_of(%$shape);
+    my @flags = minigpt_flags(%$shape);
     my ($status, $out, $err) = run($fp64, '--gradcheck', @flags);
     is($status, 0, "fp64 gradcheck (@flags) exits 0") or diag $err;
     my @rows = $out =~ /^(\w+)\s+([-+.\de]+)\s+([-+.\de]+)\s*$/mg;
@@ -77,18 +63,18 @@ for my $shape (\%tiny, { layers => 1, hidden => 24, heads => 3, seq => 6,
     ok(defined $where && exists $error{$where}, 'the summary names a tensor of the table');
 }
 
-my $g = json_of($fp64, '--gradcheck', flags_of(%tiny));
+my $g = json_of($fp64, '--gradcheck', minigpt_flags(%tiny));
 cmp_ok($g->{max_relative_error}, '<', 1e-5, 'fp64 gradcheck --json: max_relative_error < 1e-5');
 cmp_ok($g->{max_relative_error}, '>', 0, 'fp64 gradcheck --json: the error is measured, not zero');
 is($g->{tensors}, 17, 'fp64 gradcheck --json: 17 tensors');
 ok((grep { $_ eq $g->{worst_tensor} } @tensors), 'fp64 gradcheck --json: worst_tensor is a tensor');
 
 {
-    my ($status, $out, $err) = run($minigpt, '--gradcheck', flags_of(%tiny));
+    my ($status, $out, $err) = run($minigpt, '--gradcheck', minigpt_flags(%tiny));
     is($status, 0, 'fp32 gradcheck exits 0 under its own tolerance') or diag "$out$err";
     like($out, qr/^largest relative error \S+ in \w+ \(tolerance [^)]*\): OK$/m,
          'fp32 gradcheck: OK');
-    my $g32 = json_of($minigpt, '--gradcheck', flags_of(%tiny));
+    my $g32 = json_of($minigpt, '--gradcheck', minigpt_flags(%tiny));
     cmp_ok($g32->{max_relative_error}, '<=', $g32->{tolerance},
            'fp32 gradcheck --json: within its tolerance');
     cmp_ok($g32->{tolerance}, '<=', 0.5, 'fp32 gradcheck: the tolerance is below one half');
@@ -127,8 +113,8 @@ my $dir = tempdir(CLEANUP => 1);
 # The entropies, counted here from the language's own text (vocabulary 16,
 # so each token prints as its own character).
 {
-    my $t = json_of($minigpt, qw(--quiet --steps 1), flags_of(%tiny));
-    my ($status, $text) = run($minigpt, qw(--sample 300000), flags_of(%tiny));
+    my $t = json_of($minigpt, qw(--quiet --steps 1), minigpt_flags(%tiny));
+    my ($status, $text) = run($minigpt, qw(--sample 300000), minigpt_flags(%tiny));
     $text =~ s/\n//g;
     my @tok = split //, $text;
     my (%one, %pair, %first);
@@ -147,10 +133,10 @@ my $dir = tempdir(CLEANUP => 1);
 
 # ---------------------------------------------------------- determinism --
 {
-    my @train = (qw(--quiet --steps 30), flags_of(%tiny));
+    my @train = (qw(--quiet --steps 30), minigpt_flags(%tiny));
     my @s = map { (run($minigpt, @train, '--save', "$dir/det$_.ckpt"))[0] } 1, 2;
     is_deeply(\@s, [0, 0], 'two identical runs succeed');
-    is(-s "$dir/det1.ckpt", 120 + 3 * 4 * params_of(%tiny),
+    is(-s "$dir/det1.ckpt", 120 + 3 * 4 * minigpt_params(%tiny),
        'a checkpoint is the header, three arrays of N floats and the checksum');
     is(compare("$dir/det1.ckpt", "$dir/det2.ckpt"), 0,
        'two identical runs write byte-identical checkpoints');
@@ -167,8 +153,8 @@ for my $shape (\%tiny,
     my %c = %$shape;
     my ($L, $C, $H, $T, $B, $V) = @c{qw(layers hidden heads seq batch vocab)};
     my $name = "L=$L C=$C H=$H T=$T B=$B V=$V";
-    my $r = json_of($minigpt, qw(--quiet --steps 3 --eval-every 3), flags_of(%c));
-    my $N = params_of(%c);
+    my $r = json_of($minigpt, qw(--quiet --steps 3 --eval-every 3), minigpt_flags(%c));
+    my $N = minigpt_params(%c);
     my $matmul = $L * 12 * $C**2 + $C * $V;
     is($r->{params}, $N, "$name: params from the shapes ($N)");
     is($r->{matmul_params}, $matmul, "$name: matrix parameters L·12C² + CV");
@@ -191,7 +177,7 @@ for my $shape (\%tiny,
     # Micro-batches change the order of additions, not the arithmetic.
     if ($B % 2 == 0) {
         my $m = json_of($minigpt, qw(--quiet --steps 3 --eval-every 3 --micro-batches 2),
-                        flags_of(%c));
+                        minigpt_flags(%c));
         is($m->{flops_per_step}, $r->{flops_per_step},
            "$name: two micro-batches count the same FLOPs");
     }
@@ -204,12 +190,12 @@ for my $shape (\%tiny,
 # (the same weights and the same first batch).
 {
     my %v = (layers => 2, hidden => 32, heads => 4, seq => 16, batch => 8, vocab => 32);
-    my (undef, $table) = run($minigpt, '--gradcheck', flags_of(%v));
+    my (undef, $table) = run($minigpt, '--gradcheck', minigpt_flags(%v));
     my $gmax = max($table =~ /^\w+\s+([-+.\de]+)\s+[-+.\de]+\s*$/mg);
     ok(defined $gmax && $gmax > 0, "largest gradient of the batch: $gmax");
     for my $k (1, 2, 4, 8) {
         my ($status, $out, $err) = run($minigpt, '--verify', '--micro-batches', $k,
-                                       flags_of(%v));
+                                       minigpt_flags(%v));
         is($status, 0, "--verify --micro-batches $k exits 0") or diag $err;
         my ($dloss, $dgrad, $dweight, $dmoment, $atol, $rtol) = $out =~
           /^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+)\nverify: after one AdamW step, max \|dweight\| = (\S+), max \|dmoment\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\|, moments (\S+)·\|reference\|: OK$/m;
@@ -230,7 +216,7 @@ for my $shape (\%tiny,
         cmp_ok($dmoment, '<=', 1e-12, "--micro-batches $k: the same moments, |dmoment| = $dmoment");
         is($dgrad, 0, '--micro-batches 1 is the reference itself: no difference') if $k == 1;
     }
-    my $j = json_of($minigpt, qw(--verify --micro-batches 4), flags_of(%v));
+    my $j = json_of($minigpt, qw(--verify --micro-batches 4), minigpt_flags(%v));
     is($j->{result}, 'OK', '--verify --json: result OK');
     is($j->{micro_batches}, 4, '--verify --json: micro_batches');
     cmp_ok($j->{max_dgrad}, '<=', $j->{atol} + $j->{rtol} * $gmax, '--verify --json: max_dgrad bounded');

@@ -38,17 +38,6 @@ sub files_in {
     return sort grep { !/^\.\.?$/ } readdir $dh;
 }
 
-sub params_of {
-    my (%c) = @_;
-    my ($L, $C, $T, $V) = @c{qw(layers hidden seq vocab)};
-    return $V * $C + $T * $C + $L * (12 * $C**2 + 13 * $C) + 2 * $C + $C * $V;
-}
-
-sub flags_of {
-    my (%c) = @_;
-    return map { ("--$_", $c{$_}) } sort keys %c;
-}
-
 # FNV-1a, 64 bits, without relying on integer overflow: the prime is
 # 2^40 + 435, so h·prime mod 2^64 is assembled from 32-bit halves.
 sub fnv1a {
@@ -68,10 +57,10 @@ sub fnv1a {
 my %small = (layers => 1, hidden => 16, heads => 2, seq => 8, batch => 2, vocab => 16);
 {
     my ($status, $out, $err) = run($minigpt, qw(--quiet --steps 7 --seed 5),
-                                   flags_of(%small), '--save', "$dir/small.ckpt");
+                                   minigpt_flags(%small), '--save', "$dir/small.ckpt");
     is($status, 0, 'a small run saves a checkpoint') or diag $err;
     my $bytes = slurp("$dir/small.ckpt");
-    my $N = params_of(%small);
+    my $N = minigpt_params(%small);
     is(length $bytes, 14 * 8 + 3 * 4 * $N + 8,
        'header, weights, Adam m and v, checksum: 14·8 + 3·4·N + 8 bytes');
     my @h = unpack 'Q<14', $bytes;
@@ -88,7 +77,7 @@ my %small = (layers => 1, hidden => 16, heads => 2, seq => 8, batch => 2, vocab 
        'the file ends with the FNV-1a hash of everything before it');
 
     my ($s64, undef, $e64) = run($fp64, qw(--quiet --steps 7 --seed 5),
-                                 flags_of(%small), '--save', "$dir/small64.ckpt");
+                                 minigpt_flags(%small), '--save', "$dir/small64.ckpt");
     is($s64, 0, 'minigpt-fp64 saves a checkpoint too') or diag $e64;
     is(-s "$dir/small64.ckpt", 14 * 8 + 3 * 8 * $N + 8, 'of eight-byte numbers');
 }
@@ -99,7 +88,7 @@ my %small = (layers => 1, hidden => 16, heads => 2, seq => 8, batch => 2, vocab 
 # finishes it. The final checkpoints must be the same bytes.
 my %model = (layers => 2, hidden => 32, heads => 2, seq => 32, batch => 4, vocab => 32);
 my ($S, $K, $kill_after) = (600, 50, 80);
-my @train = (flags_of(%model), '--steps', $S, '--eval-every', 100);
+my @train = (minigpt_flags(%model), '--steps', $S, '--eval-every', 100);
 {
     my ($status, $out, $err) = run($minigpt, @train, '--quiet', '--json',
                                    '--save', "$dir/a.ckpt");
@@ -183,7 +172,7 @@ sub refused {
     return $err;
 }
 
-my @small = flags_of(%small);
+my @small = minigpt_flags(%small);
 my $good = slurp("$dir/small.ckpt");
 my $len = length $good;
 {
@@ -220,12 +209,12 @@ for my $at (int($len / 2), 14 * 8 + 3, $len - 1) {
 }
 
 my $err = refused('written for another --hidden', $minigpt, "$dir/small.ckpt",
-                  flags_of(%small, hidden => 32), '--seed', 5);
+                  minigpt_flags(%small, hidden => 32), '--seed', 5);
 like($err, qr/--hidden 16/, 'the message says what the checkpoint holds');
 refused('written for another --batch', $minigpt, "$dir/small.ckpt",
-        flags_of(%small, batch => 4), '--seed', 5);
+        minigpt_flags(%small, batch => 4), '--seed', 5);
 refused('written for another --layers', $minigpt, "$dir/small.ckpt",
-        flags_of(%small, layers => 2), '--seed', 5);
+        minigpt_flags(%small, layers => 2), '--seed', 5);
 refused('written for another --seed', $minigpt, "$dir/small.ckpt", @small, '--seed', 6);
 refused('written by minigpt-fp64, read by minigpt', $minigpt, "$dir/small64.ckpt", @seed5);
 refused('written by minigpt, read by minigpt-fp64', $fp64, "$dir/small.ckpt", @seed5);
@@ -248,7 +237,7 @@ refused('a directory', $minigpt, "$dir/a-directory", @seed5);
 # returns EFBIG); the checkpoint already there must survive byte for byte.
 {
     my $wdir = tempdir(CLEANUP => 1);
-    my @w = (flags_of(%model), '--quiet');
+    my @w = (minigpt_flags(%model), '--quiet');
     my ($status, undef, $e) = run($minigpt, @w, '--steps', 5, '--save', "$wdir/good.ckpt");
     is($status, 0, 'a good checkpoint to protect') or diag $e;
     my $before = slurp("$wdir/good.ckpt");

@@ -23,11 +23,12 @@ int data_parallel_init(DataParallel *dp, Model *m)
     dp->capacity = 12 * m->config.layers + 8;
     dp->requests = malloc(sizeof(MPI_Request) * (size_t)dp->capacity);
     dp->statuses = malloc(sizeof(MPI_Status) * (size_t)dp->capacity);
-    if (dp->ring && dp->ranks > 1 && dp->stage == 0)
+    int ring_here = dp->ring && dp->ranks > 1 && dp->stage == 0;
+    if (ring_here)
         dp->scratch = malloc(sizeof(real)
                              * (m->params_count / (size_t)dp->ranks + 1));
     if (dp->requests == NULL || dp->statuses == NULL
-        || (dp->ring && dp->ranks > 1 && dp->stage == 0 && dp->scratch == NULL))
+        || (ring_here && dp->scratch == NULL))
         return -1;
     if (dp->stage > 0)
         return sharded_init(dp);                   /* Chapter 5 */

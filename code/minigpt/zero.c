@@ -307,24 +307,11 @@ void sharded_account(DataParallel *dp)
                dp->rank == 0 ? dp->held_by_rank : NULL, HELD_KINDS,
                MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
-/* A model of m's shape that holds only whole weights and moments, in fresh
-   arrays: what a checkpoint writes and reads. */
+/* A model of one sequence that holds the whole weights and moments: what a
+   checkpoint writes and reads. */
 static int whole_state(const Model *m, Model *whole)
 {
-    size_t bytes = sizeof(real) * m->params_count;
-    *whole = (Model){ .config = m->config, .params_count = m->params_count };
-    memcpy(whole->param_size, m->param_size, sizeof whole->param_size);
-    whole->params_memory = malloc(bytes);
-    whole->m_memory = malloc(bytes);
-    whole->v_memory = malloc(bytes);
-    return whole->params_memory && whole->m_memory && whole->v_memory ? 0 : -1;
-}
-
-static void whole_free(Model *whole)
-{
-    free(whole->params_memory);
-    free(whole->m_memory);
-    free(whole->v_memory);
+    return model_init(whole, m->config, 1, HOLDS_WEIGHTS | HOLDS_MOMENTS);
 }
 
 int sharded_save(DataParallel *dp, const char *path, const TrainingState *s,
@@ -333,7 +320,7 @@ int sharded_save(DataParallel *dp, const char *path, const TrainingState *s,
     Model whole;
     int status = whole_state(dp->model, &whole);
     if (ranks_agree(status != 0) != 0) {     /* rank 0 alone reports it */
-        whole_free(&whole);
+        model_free(&whole);
         snprintf(why, why_size, "no memory to gather the state for %s", path);
         return dp->rank == 0 ? -1 : 0;
     }
@@ -342,7 +329,7 @@ int sharded_save(DataParallel *dp, const char *path, const TrainingState *s,
     sharded_collect(dp, STATE_SECOND_MOMENT, whole.v_memory);
     if (dp->rank == 0)
         status = checkpoint_save(path, &whole, s, why, why_size);
-    whole_free(&whole);
+    model_free(&whole);
     return status;
 }
 
@@ -367,6 +354,6 @@ int sharded_load(DataParallel *dp, const char *path, TrainingState *s,
         memcpy(dp->m_shard + run->shard, whole.m_memory + run->full, bytes);
         memcpy(dp->v_shard + run->shard, whole.v_memory + run->full, bytes);
     }
-    whole_free(&whole);
+    model_free(&whole);
     return status;
 }

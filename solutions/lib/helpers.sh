@@ -1,6 +1,14 @@
 # solutions/lib/helpers.sh: shell helpers the solution scripts share.
 # Sourced, not run: . "$(dirname "$0")/lib/helpers.sh"
 
+# build_dirs BUILD_DIR: make BUILD_DIR/solutions, and set $bin and $out to
+# the absolute paths of BUILD_DIR/bin and BUILD_DIR/solutions.
+build_dirs() {
+    mkdir -p "$1/solutions"
+    bin=$(cd "$1/bin" && pwd)
+    out=$(cd "$1/solutions" && pwd)
+}
+
 # macro NAME VALUE: one \newcommand line on standard output.
 macro() {
     printf '\\newcommand{\\%s}{%s}\n' "$1" "$2"

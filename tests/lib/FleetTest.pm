@@ -9,7 +9,7 @@ use JSON::PP ();
 use Test::More ();
 use Exporter qw(import);
 our @EXPORT = qw(root run fleet_json close_to pdf_text slurp read_macros
-                 printed_number macro_agrees);
+                 printed_number macro_agrees minigpt_params minigpt_flags);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -116,6 +116,21 @@ sub macro_agrees {
       or Test::More::diag(sprintf 'printed %s, want %.10g',
                           $macros->{$name} // 'nothing', $want);
     return $ok;
+}
+
+# minigpt's parameters from its shapes (layers, hidden, seq, vocab):
+# embeddings, L blocks of (ln1 2C, qkv 3C²+3C, proj C²+C, ln2 2C, fc 4C²+4C,
+# fcproj 4C²+C), the final layer norm and the head.
+sub minigpt_params {
+    my (%c) = @_;
+    my ($L, $C, $T, $V) = @c{qw(layers hidden seq vocab)};
+    return $V * $C + $T * $C + $L * (12 * $C**2 + 13 * $C) + 2 * $C + $C * $V;
+}
+
+# The flags that give minigpt a shape: (layers => 2, ...) -> --layers 2 ...
+sub minigpt_flags {
+    my (%c) = @_;
+    return map { ("--$_", $c{$_}) } sort keys %c;
 }
 
 1;
