@@ -28,7 +28,7 @@ CHAPTERS := $(sort $(wildcard chapters/[0-9]*.nw))
 # Debian package names; the build installs only those that are missing.
 PACKAGES := gcc make perl noweb gnuplot-nox texlive-latex-base \
             texlive-latex-recommended texlive-fonts-recommended lmodern \
-            poppler-utils mpich libmpich-dev libopenblas-dev
+            texlive-pictures poppler-utils mpich libmpich-dev libopenblas-dev
 
 # CUDA is optional: detected here, never required.
 NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -116,7 +116,7 @@ FAST := -O3 -march=native -ffp-contract=fast \
 MINIGPT_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,\
                  $(filter-out code/minigpt/bench.c,$(wildcard code/minigpt/*.c)))
 $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CFLAGS += $(FAST)
-# The trainer is an MPI program from chapter 4 on: its files see mpi.h.
+# The trainer is an MPI program from chapter 7 on: its files see mpi.h.
 $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CC := $(MPICC)
 
 BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
@@ -167,7 +167,7 @@ $(B)/bin/allreduce: $(OBJ)/comm/allreduce.o $(COMM_OBJ) $(COMMON_OBJ)
 
 # The attention-backward lab: the fp64 trainer with the student's
 # attention_backward in place of the chapter's, graded by the gradient check.
-LAB ?= exercises/03-lab/attention_backward.c
+LAB ?= exercises/06-lab/attention_backward.c
 LAB_FLAGS := --gradcheck --layers 2 --hidden 16 --heads 2 --seq 8 --batch 2 \
              --vocab 16
 
@@ -220,7 +220,13 @@ RUN_STAMPS := $(patsubst code/runs/%.sh,$(B)/stamp/run-%,$(RUN_SCRIPTS))
 
 runs: $(RUN_STAMPS)
 
-$(B)/stamp/run-%: code/runs/%.sh $(BINS)
+# A script waits only for the programs it names, so that changing the planner
+# does not re-run the trainer's measurements.
+programs_for = $(addprefix $(B)/bin/,$(sort $(shell grep -owE \
+                 'fleet|minigpt|minigpt-fp64|allreduce|matmul-bench' $(1))))
+
+.SECONDEXPANSION:
+$(B)/stamp/run-%: code/runs/%.sh $$(call programs_for,code/runs/$$*.sh)
 	@mkdir -p $(B)/transcripts $(B)/numbers $(B)/data $(@D)
 	@echo "run  $<"
 	@sh $< $(B)
@@ -276,7 +282,8 @@ SOLUTION_STAMPS := $(patsubst solutions/%.sh,$(B)/stamp/solution-%,$(SOLUTION_SC
 
 solutions: $(B)/solutions.pdf
 
-$(B)/stamp/solution-%: solutions/%.sh solutions/lib/helpers.sh $(BINS)
+$(B)/stamp/solution-%: solutions/%.sh solutions/lib/helpers.sh \
+                       $$(call programs_for,solutions/$$*.sh)
 	@mkdir -p $(B)/solutions $(@D)
 	@echo "run  $<"
 	@sh $< $(B)

@@ -35,7 +35,7 @@ ok(index($flat, $time) >= 0, "the training-time transcript is in the book: $time
 like($flat, qr/1,097 days/, 'the exact floor time is in the prose');
 like($flat, qr/34\.3 days/, 'the days on 1,024 GPUs are in the prose');
 
-# Chapter 5's sharded trainer: the report of stage 3 on four ranks and the
+# Chapter 8's sharded trainer: the report of stage 3 on four ranks and the
 # table of bytes sent come from this build's runs, whose JSON is kept.
 {
     use JSON::PP qw(decode_json);
@@ -43,13 +43,13 @@ like($flat, qr/34\.3 days/, 'the days on 1,024 GPUs are in the prose');
     like($flat, qr/sharded state = ZeRO stage 3 over 4 ranks; bytes held:/,
          "the stage-3 report is in the book");
     for my $stage (0 .. 3) {
-        my $j = decode_json(slurp("$data/05-zero-minigpt-$stage-4.json"));
+        my $j = decode_json(slurp("$data/08-zero-minigpt-$stage-4.json"));
         my ($sent, $formula) = map { sprintf('%.1f kB', $j->{$_} / 1e3) }
                                qw(bytes_sent_per_step bytes_sent_formula);
         like($flat, qr/\Q$sent $formula\E/,
              "the table has stage ${stage}'s bytes sent: $sent against $formula");
     }
-    ok(-s "$root/build/figures/05-zero-minigpt.pdf", 'figure 05-zero-minigpt was drawn');
+    ok(-s "$root/build/figures/08-zero-minigpt.pdf", 'figure 08-zero-minigpt was drawn');
 }
 
 # Figures.

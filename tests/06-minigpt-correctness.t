@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# Chapter 3: the reference trainer is right. Its gradients agree with finite
+# Chapter 6: the reference trainer is right. Its gradients agree with finite
 # differences, it learns the synthetic language below the entropies that
 # counting alone would reach, it is deterministic, its FLOP and memory
 # accounting matches formulas evaluated here from the shapes, --verify

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# Chapter 3: checkpoints that lose nothing. A run killed with SIGKILL and
+# Chapter 6: checkpoints that lose nothing. A run killed with SIGKILL and
 # resumed from its last checkpoint ends with the same bytes as a run that was
 # never interrupted; a truncated, corrupted, mismatched or foreign file is
 # refused with one line naming --resume and exit status 2; a write that fails

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# Chapter 3: bad input to minigpt, minigpt-fp64 and matmul-bench. A bad value,
+# Chapter 6: bad input to minigpt, minigpt-fp64 and matmul-bench. A bad value,
 # a combination of flags that cannot work, or a size that cannot fit gets one
 # line on stderr that names the flag, exit status 2, nothing on stdout and no
 # output file, before any training starts; a path that cannot be written gets

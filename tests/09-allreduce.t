@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# Chapter 4: the allreduce benchmark and the ring it measures.
+# Chapter 7: the allreduce benchmark and the ring it measures.
 #
 # On 1 to 4 ranks and tiny buffers: every element of every collective is
 # right, including buffers that do not divide by the number of ranks and

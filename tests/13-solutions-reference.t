@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/13-solutions-reference.t: the worked solutions to chapter 3's
+# tests/13-solutions-reference.t: the worked solutions to chapter 6's
 # exercises (the reference trainer, minigpt) and its lab.
 #
 # For every exercise this test runs minigpt with the exercise's inputs and
@@ -8,11 +8,11 @@
 # bytes and checkpoint sizes must agree exactly, since they are counts. What
 # a build measures (losses, timings) cannot be recomputed here, so for those
 # the test checks that the claims the solutions' prose makes hold for the
-# numbers the solution script printed (build/solutions/03-*), and that the
+# numbers the solution script printed (build/solutions/06-*), and that the
 # numbers the script derived from files (a profile, a log, a checkpoint) are
 # what those files say. It grades the lab's solution (OK) and its skeleton
 # (FAIL) with the autograder, checks that the exercises give no answers away,
-# and, once the solutions volume includes chapter 3, that build/solutions.pdf
+# and, once the solutions volume includes chapter 6, that build/solutions.pdf
 # prints every heading.
 #
 # Run after `make`:  prove -v tests/13-solutions-reference.t
@@ -35,8 +35,8 @@ my $tmp       = tempdir(CLEANUP => 1);
 for my $bin ($minigpt, $minigpt64) {
     ok(-x $bin, "$bin exists") or BAIL_OUT("no $bin: run make in $root first");
 }
-ok(-s "$sols/03-ex1.tex", 'the solution script has run (build/solutions/03-*)')
-    or BAIL_OUT('no build/solutions/03-ex1.tex: run make first');
+ok(-s "$sols/06-ex1.tex", 'the solution script has run (build/solutions/06-*)')
+    or BAIL_OUT('no build/solutions/06-ex1.tex: run make first');
 
 # ------------------------------------------------------------- running ----
 # Run a command (a list, no shell); return (exit status, stdout, stderr).
@@ -79,7 +79,7 @@ sub slurp {
 
 # The macros the solution script wrote: name => value.
 my %macro;
-for my $file (glob "$sols/03-*.tex") {
+for my $file (glob "$sols/06-*.tex") {
     my $text = slurp($file) // next;
     $macro{$1} = $2 while $text =~ /\\newcommand\{\\(\w+)\}\{(.*)\}$/mg;
 }
@@ -92,7 +92,7 @@ sub number_of {    # a grouped count from a macro: "90,288" => 90288
 }
 
 # ------------------------------------------------------ first principles ----
-# The model's shapes, as chapter 3 lays out the seventeen parameter tensors
+# The model's shapes, as chapter 6 lays out the seventeen parameter tensors
 # and the activations kept for the backward pass.
 sub config {
     my (%a) = @_;
@@ -282,7 +282,7 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
        '3.5: at --lr 3e-2 it goes below the default run');
     # The steps the script read off the log.
     my ($below_u, $below_b);
-    open(my $log, '<', "$sols/03-ex5-loss.csv") or die "no loss log: $!";
+    open(my $log, '<', "$sols/06-ex5-loss.csv") or die "no loss log: $!";
     <$log>;
     while (<$log>) {
         my @f = split /,/;
@@ -411,12 +411,12 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
 for my $case ([default => 'SolThreeIDefault', config()],
               [wide => 'SolThreeIWide', config(C => 256)]) {
     my ($name, $p, $m) = @$case;
-    my $j = decode_json(slurp("$sols/03-ex9-$name.json") // '{}');
+    my $j = decode_json(slurp("$sols/06-ex9-$name.json") // '{}');
     same_count($j->{flops_matmul_per_step}, flops_matmul($m),
                "3.9 $name: matrix FLOPs per step from the shapes");
     same_count($j->{flops_attention_per_step}, flops_attention($m),
                "3.9 $name: attention FLOPs per step from the shapes");
-    open(my $csv, '<', "$sols/03-ex9-$name.csv") or die "no profile: $!";
+    open(my $csv, '<', "$sols/06-ex9-$name.csv") or die "no profile: $!";
     <$csv>;
     my (%t, $sum);
     while (<$csv>) {
@@ -450,7 +450,7 @@ for my $case ([default => 'SolThreeIDefault', config()],
     } qw(Default Wide);
     ok($share{Wide} > $share{Default}, '3.9: the matrices\' share rises with the width');
     my %mfu = map {
-        my $j = decode_json(slurp("$sols/03-ex9-$_.json") // '{}');
+        my $j = decode_json(slurp("$sols/06-ex9-$_.json") // '{}');
         $_ => $j->{mfu} // 0;
     } qw(default wide);
     ok($mfu{wide} > $mfu{default}, '3.9: ... and so does the MFU');
@@ -461,22 +461,22 @@ for my $case ([default => 'SolThreeIDefault', config()],
 # ------------------------------------------------------------------ lab ----
 {
     my ($status, $out, $err) = run('make', '-s', '-C', $root, 'lab-attention',
-                                   'LAB=solutions/03-lab/attention_backward.c');
+                                   'LAB=solutions/06-lab/attention_backward.c');
     is($status, 0, 'lab: the solution passes the autograder');
     like($out, qr/: OK$/m, 'lab: ... which prints OK') or diag($err);
     ($status, $out, $err) = run('make', '-s', '-C', $root, 'lab-attention',
-                                'LAB=exercises/03-lab/attention_backward.c');
+                                'LAB=exercises/06-lab/attention_backward.c');
     isnt($status, 0, 'lab: the skeleton as handed out fails the autograder');
     like($out, qr/: FAIL$/m, 'lab: ... which prints FAIL');
     unlike($err, qr/error:/, 'lab: the skeleton compiles cleanly');
-    my $skeleton = slurp("$root/exercises/03-lab/attention_backward.c") // '';
+    my $skeleton = slurp("$root/exercises/06-lab/attention_backward.c") // '';
     like($skeleton, qr/#include "minigpt\.h"/, 'lab: the skeleton includes minigpt.h');
     cmp_ok(scalar(() = $skeleton =~ /TODO/g), '>=', 3, 'lab: the TODOs are marked');
-    ok(-s "$root/exercises/03-lab/README.md", 'lab: README.md is there');
+    ok(-s "$root/exercises/06-lab/README.md", 'lab: README.md is there');
 }
 
 # ------------------------------------------------------- the exercise file --
-my $statements = slurp("$root/exercises/03-reference.tex") // '';
+my $statements = slurp("$root/exercises/06-reference.tex") // '';
 (my $text = $statements) =~ s/(?<!\\)%.*$//mg;
 like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
 unlike($text, qr/enumitem/, 'exercises: plain enumerate, no enumitem');
@@ -491,7 +491,7 @@ while ($text =~ /(\\begin\{enumerate\}|\\end\{enumerate\}|\\item\b|\\label\{ex:a
 # The chapter refers to the exercise on 6N and attention by this label.
 is($share, 2, 'exercises: \label{ex:attention-share} is on Exercise 3.2');
 cmp_ok($items, '>=', 7, "exercises: at least seven ($items)");
-my $solution_tex = slurp("$root/solutions/03-reference.tex") // '';
+my $solution_tex = slurp("$root/solutions/06-reference.tex") // '';
 my $sections = () = $solution_tex =~ /\\solthreeexercise\{\d+\}/g;
 is($sections, $items, 'exercises: the solutions work every one');
 # Answers that must not appear in the statements, as they would print.
@@ -511,8 +511,8 @@ for my $answer (@answers) {
 # -------------------------------------------------------- the solutions PDF --
 SKIP: {
     my $master = slurp("$root/solutions/solutions.tex") // '';
-    skip 'solutions/solutions.tex does not \\input chapter 3 yet', 15
-        unless $master =~ /^\s*\\input\{solutions\/03-reference\.tex\}/m;
+    skip 'solutions/solutions.tex does not \\input chapter 6 yet', 15
+        unless $master =~ /^\s*\\input\{solutions\/06-reference\.tex\}/m;
     my $pdf = "$root/build/solutions.pdf";
     my ($status, $body) = run('pdftotext', '-enc', 'UTF-8', $pdf, '-');
     is($status, 0, 'solutions: pdftotext reads build/solutions.pdf');

@@ -1,8 +1,8 @@
 #!/usr/bin/perl
-# tests/14-solutions-data-parallel.t: the worked solutions to chapter 4's
+# tests/14-solutions-data-parallel.t: the worked solutions to chapter 7's
 # exercises (data parallel and the ring all-reduce) and its lab.
 #
-# Every number the solution script printed (build/solutions/04-*.tex) is
+# Every number the solution script printed (build/solutions/07-*.tex) is
 # worked out again here, in Perl, from the exercise's inputs as the
 # statement gives them, and must agree to the digits it was printed with:
 # half a unit in its last place. Exercise 4.5 is the seed's design A, so its
@@ -13,7 +13,7 @@
 # test also checks that the solution uses only macros the script defines,
 # grades the lab's solution (OK) and its skeleton (FAIL) with the autograder,
 # checks that the statements give no answer away, and, once the solutions
-# volume includes chapter 4, that build/solutions.pdf prints every heading.
+# volume includes chapter 7, that build/solutions.pdf prints every heading.
 #
 # Run after `make`:  prove -v tests/14-solutions-data-parallel.t
 use strict;
@@ -27,12 +27,12 @@ use Test::More;
 
 my $root = root();
 my $sols = "$root/build/solutions";
-ok(-s "$sols/04-ex1.tex", 'the solution script has run (build/solutions/04-*)')
-    or BAIL_OUT('no build/solutions/04-ex1.tex: run make first');
+ok(-s "$sols/07-ex1.tex", 'the solution script has run (build/solutions/07-*)')
+    or BAIL_OUT('no build/solutions/07-ex1.tex: run make first');
 
 
 # The macros the solution script wrote: name => text.
-my %macro = %{ read_macros("$sols/04-*.tex") };
+my %macro = %{ read_macros("$sols/07-*.tex") };
 
 # A printed number: (value, half a unit in its last place), with its unit
 # (GB, MB, TB, kB, %) applied. Handles 1,023 and 0.9766 and
@@ -146,7 +146,7 @@ sub agrees { return macro_agrees(\%macro, @_) }
     agrees('SolFourESlowGBs', 200e9 / 8 / 1e9, '4.5: 200 Gbps in GB/s');
     agrees('SolFourESlowCommSeconds', $traffic / 25e9, '4.5: communication at 200 Gbps');
     agrees('SolFourESlowRatio', $traffic / 25e9 / $compute, '4.5: the ratio at 200 Gbps');
-    my $json = JSON::PP::decode_json(slurp("$sols/04-ex5-compute.json") // '{}');
+    my $json = JSON::PP::decode_json(slurp("$sols/07-ex5-compute.json") // '{}');
     close_to($json->{flops}, $flops, 1e-12, '4.5: fleet compute counts 6 (P/TP) D FLOPs');
     close_to($json->{seconds}, $compute, 1e-9, '4.5: fleet compute\'s seconds');
     # The seed's numbers, to the figures it gives.
@@ -189,7 +189,7 @@ sub agrees { return macro_agrees(\%macro, @_) }
 # ------------------------------------------------------------------ 4.7 ----
 # The measured sweep: every derived number again, from the same JSON.
 {
-    my $rows = eval { JSON::PP::decode_json(slurp("$sols/04-ex7.json") // '') } // [];
+    my $rows = eval { JSON::PP::decode_json(slurp("$sols/07-ex7.json") // '') } // [];
     my @ring = grep { $_->{op} eq 'allreduce' && $_->{impl} eq 'ring' } @$rows;
     my @mpi = grep { $_->{op} eq 'allreduce' && $_->{impl} eq 'mpi' } @$rows;
     my ($copy) = grep { $_->{op} eq 'memcpy' } @$rows;
@@ -228,7 +228,7 @@ sub agrees { return macro_agrees(\%macro, @_) }
     is(scalar(grep { $_->{busbw} != $_->{algbw} } @ring, @mpi), 0,
        '4.7: on two ranks busbw = algbw in every row');
     agrees('SolFourGDiffer', 0, '4.7: the solution counts no row where they differ');
-    my $table = slurp("$sols/04-ex7.txt") // '';
+    my $table = slurp("$sols/07-ex7.txt") // '';
     like($table, qr/\A# 2 ranks, float32 sum; memory copy/, '4.7: the transcript of the same run');
     my @lines = $table =~ /^\s+\d+\s+\d+\s/mg;
     is(scalar @lines, scalar @ring, '4.7: ... with one line per size');
@@ -236,7 +236,7 @@ sub agrees { return macro_agrees(\%macro, @_) }
 
 # ------------------------------------------------- the solution's macros ----
 {
-    my $tex = slurp("$root/solutions/04-data-parallel.tex") // '';
+    my $tex = slurp("$root/solutions/07-data-parallel.tex") // '';
     (my $code = $tex) =~ s/(?<!\\)%.*$//mg;
     my %used = map { $_ => 1 } $code =~ /\\(SolFour\w+)/g;
     my @missing = grep { !exists $macro{$_} } sort keys %used;
@@ -252,30 +252,30 @@ sub agrees { return macro_agrees(\%macro, @_) }
 # ------------------------------------------------------------------ lab ----
 {
     my ($status, $out, $err) = run('make', '-s', '-C', $root, 'lab-ring',
-                                   'LAB=solutions/04-lab/ring.c');
+                                   'LAB=solutions/07-lab/ring.c');
     is($status, 0, 'lab: the solution passes the autograder') or diag("$out$err");
     like($out, qr/^lab-ring: OK on 1, 2, 3 and 4 ranks$/m, 'lab: ... which says OK');
     ($status, $out, $err) = run('make', '-s', '-C', $root, 'lab-ring',
-                                'LAB=exercises/04-lab/ring.c');
+                                'LAB=exercises/07-lab/ring.c');
     isnt($status, 0, 'lab: the skeleton as handed out fails the autograder');
     like($out, qr/^lab-ring: FAIL with 2 ranks$/m,
          'lab: ... on 2 ranks, the first that communicates') or diag("$out$err");
     unlike($err, qr/error:|warning:/, 'lab: the skeleton compiles cleanly');
-    my $skeleton = slurp("$root/exercises/04-lab/ring.c") // '';
+    my $skeleton = slurp("$root/exercises/07-lab/ring.c") // '';
     cmp_ok(scalar(() = $skeleton =~ /TODO/g), '>=', 3, 'lab: the TODOs are marked');
     like($skeleton, qr/#include "ring\.h"/, 'lab: the skeleton includes ring.h');
     for my $kept (qw(ring_chunks modulo ring_allreduce)) {
         like($skeleton, qr/^(?:static )?(?:void|int) \Q$kept\E\(/m, "lab: the skeleton keeps $kept");
     }
     unlike($skeleton, qr/MPI_Sendrecv\(/, 'lab: the skeleton leaves the exchanges to the student');
-    my $readme = slurp("$root/exercises/04-lab/README.md") // '';
-    like($readme, qr/make lab-ring LAB=exercises\/04-lab\/ring\.c/, 'lab: README says how to grade');
+    my $readme = slurp("$root/exercises/07-lab/README.md") // '';
+    like($readme, qr/make lab-ring LAB=exercises\/07-lab\/ring\.c/, 'lab: README says how to grade');
     like($readme, qr/MPI_Sendrecv/, 'lab: README explains MPI_Sendrecv');
     like($readme, qr/deadlock/, 'lab: ... and the deadlock it avoids');
 }
 
 # ------------------------------------------------------- the exercise file --
-my $statements = slurp("$root/exercises/04-data-parallel.tex") // '';
+my $statements = slurp("$root/exercises/07-data-parallel.tex") // '';
 (my $text = $statements) =~ s/(?<!\\)%.*$//mg;
 like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
 unlike($text, qr/\[\[/, 'exercises: no noweb quoting (the file is plain LaTeX)');
@@ -286,10 +286,10 @@ while ($text =~ /(\\begin\{enumerate\}|\\end\{enumerate\}|\\item\b)/g) {
     elsif ($depth == 1)   { $items++ }
 }
 cmp_ok($items, '>=', 6, "exercises: at least six ($items)");
-my $solution_tex = slurp("$root/solutions/04-data-parallel.tex") // '';
+my $solution_tex = slurp("$root/solutions/07-data-parallel.tex") // '';
 my $sections = () = $solution_tex =~ /^\\solfourexercise\{\d+\}/mg;
 is($sections, $items, 'exercises: the solutions work every one');
-like($text, qr/make lab-ring LAB=exercises\/04-lab\/ring\.c/, 'exercises: the lab is announced');
+like($text, qr/make lab-ring LAB=exercises\/07-lab\/ring\.c/, 'exercises: the lab is announced');
 # Answers that must not appear in the statements, as the solutions print them.
 (my $flat = $text) =~ s/\{,\}|\\,|~/ /g;
 $flat =~ s/(\d) (\d{3})(?!\d)/$1,$2/g;
@@ -308,8 +308,8 @@ for my $name (qw(SolFourAEightTotalGB SolFourAKiloTotalGB SolFourAKiloSteps
 # -------------------------------------------------------- the solutions PDF --
 SKIP: {
     my $master = slurp("$root/solutions/solutions.tex") // '';
-    skip 'solutions/solutions.tex does not \\input chapter 4 yet', $items + 5
-        unless $master =~ /^\s*\\input\{solutions\/04-data-parallel\.tex\}/m;
+    skip 'solutions/solutions.tex does not \\input chapter 7 yet', $items + 5
+        unless $master =~ /^\s*\\input\{solutions\/07-data-parallel\.tex\}/m;
     my ($status, $body) = run('pdftotext', '-enc', 'UTF-8', "$root/build/solutions.pdf", '-');
     is($status, 0, 'solutions: pdftotext reads build/solutions.pdf');
     unlike($body, qr/\?\?/, 'solutions: no unresolved references');

@@ -1,8 +1,8 @@
 #!/usr/bin/perl
-# tests/15-solutions-sharded.t: the worked solutions to chapter 5's exercises
+# tests/15-solutions-sharded.t: the worked solutions to chapter 8's exercises
 # (sharded state: ZeRO and FSDP) against the ZeRO formulas.
 #
-# Every run of solutions/05-sharded-state.sh is described once below, by its
+# Every run of solutions/08-sharded-state.sh is described once below, by its
 # inputs as the exercise states them. For each, this file derives the state per
 # device and the traffic on its own, from the bytes per parameter of the
 # convention (mixed: 2 + 2 + 12; fp32-grads: 2 + 4 + 12) and the sharding of
@@ -23,7 +23,7 @@
 #    sizes of the model's shapes (and so must one run of this test's own, on
 #    units of odd sizes); their macros, and the layers, micro-batches and
 #    tolerances the solutions derive, are redone here in Perl;
-#  - once solutions/solutions.tex includes chapter 5, build/solutions.pdf
+#  - once solutions/solutions.tex includes chapter 8, build/solutions.pdf
 #    prints each heading "Exercise 5.N".
 #
 # Run after `make`:  prove -v tests/15-solutions-sharded.t
@@ -40,8 +40,8 @@ my $root = root();
 my $fleet = "$root/build/bin/fleet";
 my $sols = "$root/build/solutions";
 ok(-x $fleet, 'build/bin/fleet exists') or BAIL_OUT("no $fleet: run make first");
-ok(-s "$sols/05-ex1-0.tex", 'the solution script has run (build/solutions/05-*)')
-    or BAIL_OUT('no build/solutions/05-ex1-0.tex: run make first');
+ok(-s "$sols/08-ex1-0.tex", 'the solution script has run (build/solutions/08-*)')
+    or BAIL_OUT('no build/solutions/08-ex1-0.tex: run make first');
 
 
 # ------------------------------------------------------- first principles --
@@ -91,27 +91,27 @@ my %n13 = (1 => up(12 * 13e9 / ($USABLE - 4 * 13e9)),
            3 => up(16 * 13e9 / $USABLE));
 my @word = qw(Zero One Two Three);
 my @runs;
-push @runs, [1, "SolFiveA$word[$_]", "05-ex1-$_", params => 70e9, stage => $_, dp => 64]
+push @runs, [1, "SolFiveA$word[$_]", "08-ex1-$_", params => 70e9, stage => $_, dp => 64]
     for 0 .. 3;
-push @runs, [2, 'SolFiveBFit',   '05-ex2-fit',   params => 405e9, stage => 3, dp => $n405],
-            [2, 'SolFiveBShort', '05-ex2-short', params => 405e9, stage => 3, dp => $n405 - 1],
-            [2, 'SolFiveBPow',   '05-ex2-pow',   params => 405e9, stage => 3, dp => $pow405];
-push @runs, [3, "SolFiveC$word[$_]", "05-ex3-$_", params => 12.5e9, stage => $_, dp => 128]
+push @runs, [2, 'SolFiveBFit',   '08-ex2-fit',   params => 405e9, stage => 3, dp => $n405],
+            [2, 'SolFiveBShort', '08-ex2-short', params => 405e9, stage => 3, dp => $n405 - 1],
+            [2, 'SolFiveBPow',   '08-ex2-pow',   params => 405e9, stage => 3, dp => $pow405];
+push @runs, [3, "SolFiveC$word[$_]", "08-ex3-$_", params => 12.5e9, stage => $_, dp => 128]
     for 2, 3;
 for my $s (1 .. 3) {
-    push @runs, [4, "SolFiveDMixed$word[$s]", "05-ex4-mixed-$s", params => 100e9,
+    push @runs, [4, "SolFiveDMixed$word[$s]", "08-ex4-mixed-$s", params => 100e9,
                  stage => $s, dp => 64, precision => 'mixed'],
-                [4, "SolFiveDMegatron$word[$s]", "05-ex4-megatron-$s", params => 100e9,
+                [4, "SolFiveDMegatron$word[$s]", "08-ex4-megatron-$s", params => 100e9,
                  stage => $s, dp => 64, precision => 'fp32-grads'];
 }
-push @runs, [5, "SolFiveE$word[$_]", "05-ex5-$_", params => 7e9, stage => $_, dp => 8]
+push @runs, [5, "SolFiveE$word[$_]", "08-ex5-$_", params => 7e9, stage => $_, dp => 8]
     for 0 .. 3;
-push @runs, [6, "SolFiveF$word[$_]", "05-ex6-$_", params => 100e9, stage => $_, dp => 1024]
+push @runs, [6, "SolFiveF$word[$_]", "08-ex6-$_", params => 100e9, stage => $_, dp => 1024]
     for 1 .. 3;
 for my $s (1 .. 3) {
-    push @runs, [7, "SolFiveG$word[$s]Fit", "05-ex7-$s-fit", params => 13e9,
+    push @runs, [7, "SolFiveG$word[$s]Fit", "08-ex7-$s-fit", params => 13e9,
                  stage => $s, dp => $n13{$s}],
-                [7, "SolFiveG$word[$s]Short", "05-ex7-$s-short", params => 13e9,
+                [7, "SolFiveG$word[$s]Short", "08-ex7-$s-short", params => 13e9,
                  stage => $s, dp => $n13{$s} - 1];
 }
 
@@ -149,7 +149,7 @@ for my $run (@runs) {
 }
 
 # ---------------------------------------------------------- the macros ----
-my %macro = %{ read_macros("$sols/05-*.tex") };
+my %macro = %{ read_macros("$sols/08-*.tex") };
 
 # A printed number: (value, half a unit in its last place), units applied.
 
@@ -372,7 +372,7 @@ SKIP: {
 # layers.
 my $default = gpt_units(layers => 2, hidden => 64, seq => 64, vocab => 32);
 {
-    my $j = saved_json('05-ex9');
+    my $j = saved_json('08-ex9');
     my $u = $default;
     my $N = 4;
     is_deeply([@$j{qw(layers hidden seq vocab ranks zero_stage micro_batch batch)}],
@@ -422,7 +422,7 @@ my $default = gpt_units(layers => 2, hidden => 64, seq => 64, vocab => 32);
     my %sent;
     for my $run ((map { my $k = $_; map { [$_, $k] } 1 .. 3 } 1, 2, 4), [2, $twice]) {
         my ($s, $k) = @$run;
-        my $j = saved_json("05-ex10-$s-$k");
+        my $j = saved_json("08-ex10-$s-$k");
         my $label = "5.10: stage $s, k = $k";
         is_deeply([@$j{qw(zero_stage ranks batch micro_batch params)}],
                   [$s, $N, 24, 12 / $k, $u->{P}], "$label: the run is the exercise's");
@@ -455,7 +455,7 @@ my $default = gpt_units(layers => 2, hidden => 64, seq => 64, vocab => 32);
 # under a tenth of 16 Psi / N, found by trying each depth; the runs at the
 # answer for 2 ranks and one layer fewer.
 {
-    my $j = saved_json('05-ex9');
+    my $j = saved_json('08-ex9');
     my $u = $default;
     my $N = 4;
     ok($u->{U} > $u->{E} && $u->{U} > $u->{H}, '5.11: the largest unit is a block');
@@ -489,7 +489,7 @@ my $default = gpt_units(layers => 2, hidden => 64, seq => 64, vocab => 32);
     my %share;
     for my $run (['fit', $fewest{2}], ['short', $fewest{2} - 1]) {
         my ($name, $L) = @$run;
-        my $r = saved_json("05-ex11-$name");
+        my $r = saved_json("08-ex11-$name");
         my $v = gpt_units(layers => $L, hidden => 64, seq => 64, vocab => 32);
         is_deeply([@$r{qw(layers ranks zero_stage params largest_unit_params)}],
                   [$L, 2, 3, $v->{P}, $v->{U}], "5.11: the $name run, $L layers");
@@ -507,14 +507,14 @@ my $default = gpt_units(layers => 2, hidden => 64, seq => 64, vocab => 32);
 
 # 5.12: --verify at stage 3; a forgotten weight decay; a flipped sign.
 {
-    my $j = saved_json('05-ex12');
+    my $j = saved_json('08-ex12');
     my ($lr, $lambda, $sigma, $eps) = (0.003, 0.1, 0.02, 1e-8);
     is_deeply([@$j{qw(ranks micro_batches result)}], [2, 2, 'OK'], '5.12: the run, and it passes');
     my ($atol, $rtol, $d) = @$j{qw(atol rtol max_dgrad)};
     close_to($atol, 1e-6, 1e-9, '5.12: atol');
     close_to($rtol, 1e-4, 1e-9, '5.12: rtol');
     ok($d > 0 && $d < 1e-5, "5.12: the gradients differ by rounding ($d)");
-    like(slurp("$sols/05-ex12.txt") // '', qr/: OK$/m, '5.12: the transcript says OK');
+    like(slurp("$sols/08-ex12.txt") // '', qr/: OK$/m, '5.12: the transcript says OK');
     agrees('SolFiveLAtol', $atol, '5.12: atol');
     agrees('SolFiveLRtol', $rtol, '5.12: rtol');
     agrees('SolFiveLDgrad', $d, '5.12: max |dgrad|');
@@ -534,7 +534,7 @@ my $default = gpt_units(layers => 2, hidden => 64, seq => 64, vocab => 32);
 }
 
 # ------------------------------------------------------- the solutions ----
-my $tex = slurp("$root/solutions/05-sharded-state.tex") // '';
+my $tex = slurp("$root/solutions/08-sharded-state.tex") // '';
 (my $code = $tex) =~ s/(?<!\\)%.*$//mg;
 my %used = map { $_ => 1 } $code =~ /\\(SolFive\w+)/g;
 ok(scalar keys %used, 'solutions: they use SolFive macros');
@@ -543,18 +543,18 @@ is_deeply([grep { !exists $macro{$_} } sort keys %used], [],
 for my $input ($code =~ /\{(build\/solutions\/[^}]+)\}/g) {
     ok(-s "$root/$input", "solutions: $input exists and is not empty");
 }
-my @inputs = $code =~ /\\input\{build\/solutions\/(05-[^}]+\.tex)\}/g;
+my @inputs = $code =~ /\\input\{build\/solutions\/(08-[^}]+\.tex)\}/g;
 my %input = map { $_ => 1 } @inputs;
 for my $file (map { $_->[2] . '.tex' } @runs) {
     ok($input{$file}, "solutions: they input $file");
 }
-for my $txt (glob "$sols/05-*zero.txt") {
+for my $txt (glob "$sols/08-*zero.txt") {
     like(slurp($txt) // '', qr/^(?:ZeRO stage|plain data parallel)/,
          "solutions: $txt starts at the sharded state");
 }
 
 # ------------------------------------------------------- the exercise file --
-my $statements = slurp("$root/exercises/05-sharded-state.tex") // '';
+my $statements = slurp("$root/exercises/08-sharded-state.tex") // '';
 (my $text = $statements) =~ s/(?<!\\)%.*$//mg;
 like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
 unlike($text, qr/\\usepackage|enumitem|\[\[/, 'exercises: plain LaTeX, no enumitem');
@@ -609,14 +609,14 @@ for my $name (qw(SolFiveGLimitOne SolFiveGLimitTwo)) {
 # ------------------------------------------------------- the solutions PDF --
 SKIP: {
     my $master = slurp("$root/solutions/solutions.tex") // '';
-    skip 'solutions/solutions.tex does not \\input chapter 5 yet', $items + 3
-        unless $master =~ /^\s*\\input\{solutions\/05-sharded-state\.tex\}/m;
+    skip 'solutions/solutions.tex does not \\input chapter 8 yet', $items + 3
+        unless $master =~ /^\s*\\input\{solutions\/08-sharded-state\.tex\}/m;
     my ($status, $body) = run('pdftotext', '-enc', 'UTF-8', "$root/build/solutions.pdf", '-');
     is($status, 0, 'solutions: pdftotext reads build/solutions.pdf');
     my @chapters = split /^Sharded state: ZeRO and FSDP$/m, $body;
     $body = @chapters > 1 ? $chapters[-1] : '';
     ok(length $body, 'solutions: the PDF has the chapter');
-    unlike($body, qr/\?\?/, 'solutions: no unresolved references in chapter 5');
+    unlike($body, qr/\?\?/, 'solutions: no unresolved references in chapter 8');
     for my $n (1 .. $items) {
         like($body, qr/^Exercise 5\.$n$/m, "solutions: heading Exercise 5.$n");
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# Chapter 5's formulas: fleet memory --zero S --dp N against the ZeRO paper's
+# Chapter 8's formulas: fleet memory --zero S --dp N against the ZeRO paper's
 # per-device bytes and traffic, computed here.
 use strict;
 use warnings;

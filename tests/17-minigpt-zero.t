@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# Chapter 5: minigpt --zero 1|2|3. Every stage agrees with the single-process
+# Chapter 8: minigpt --zero 1|2|3. Every stage agrees with the single-process
 # reference (gradient and one optimizer step) on 1, 2, 3 and 4 ranks; trains
 # to the loss plain data parallelism reaches; writes and reads the checkpoint
 # any layout writes and reads; holds, per rank, the bytes the

@@ -1,4 +1,4 @@
-/* Tangled from chapters/04-data-parallel.nw; edit the chapter, not this file. */
+/* Tangled from chapters/07-data-parallel.nw; edit the chapter, not this file. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -132,7 +132,7 @@ int compute_main(int argc, char **argv)
           "parameters each token passes through (default: --params)",
           0, NULL, 0 },
         { "--tokens", OPT_NUMBER, 1e17, "training tokens D", 2e12, NULL, 0 },
-        { "--gpu", OPT_NAME, 0, "part: a100, h100 or h200", 0, "h100", 0 },
+        { "--gpu", OPT_NAME, 0, "part: a100, h100, h200, h800, b200 or mi300x", 0, "h100", 0 },
         { "--gpus", OPT_COUNT, 1e7, "GPUs in the fleet", 1024, NULL, 0 },
         { "--mfu", OPT_NUMBER, 1, "model FLOPs utilisation", 0.4, NULL, 0 },
         { "--days", OPT_NUMBER, 1e5,

@@ -11,6 +11,9 @@ typedef struct {
     double peak_flops;        /* dense bf16, FLOP/s                        */
     double memory_bandwidth;  /* bytes/s of HBM                            */
     double per_node;          /* GPUs in one NVLink server                 */
+    double nvlink_bandwidth;  /* bytes/s each way per GPU, inside a node   */
+    double nic_bandwidth;     /* bytes/s each way per GPU, between nodes   */
+    double pcie_bandwidth;    /* bytes/s each way, GPU to host             */
 } Gpu;
 typedef struct {
     const char *key;           /* "mixed", as given to --precision        */
@@ -57,6 +60,56 @@ typedef struct {
     double flops_per_second;  /* gpus × peak × mfu                        */
     double seconds;
 } TrainingTime;
+typedef enum { ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER } Collective;
+
+typedef struct {
+    const char *name;       /* "NVLink", "NIC"                            */
+    double bandwidth;       /* bytes/s each way per GPU that a collective uses */
+    double latency;         /* seconds per step of a ring                 */
+} Link;
+typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
+
+typedef struct {
+    double seq;               /* s, tokens per sequence                    */
+    double micro_batch;       /* b, sequences per micro-batch              */
+    double hidden;            /* h                                         */
+    double heads;             /* a                                         */
+    double tp;                /* t, tensor-parallel degree                 */
+    int sequence_parallel;    /* 1: LayerNorm and dropout split over t too */
+    Recompute recompute;
+} LayerActivations;
+typedef enum { SCHEDULE_GPIPE, SCHEDULE_1F1B, SCHEDULE_INTERLEAVED } Schedule;
+
+/* A layout of the model on the fleet: what gpu_memory and the planner read. */
+typedef struct {
+    /* the model */
+    double params;            /* all parameters                             */
+    double layers, hidden, heads, seq, vocab;
+    /* the layout */
+    double tp, cp, pp, dp;    /* tensor, context, pipeline, data degrees    */
+    int zero;                 /* over dp × cp: 0 plain, 1, 2, 3 (FSDP)      */
+    int sequence_parallel;    /* 1: activations outside the GEMMs split by t */
+    Recompute recompute;
+    Schedule schedule;
+    double chunks;            /* V, model chunks per rank (interleaved)     */
+    double micro_batches;     /* m, per pipeline per step                   */
+    double micro_batch;       /* b, sequences per micro-batch               */
+    const Gpu *gpu;
+    const StateBytes *state;  /* bytes of state by kind: mixed-precision Adam */
+} Layout;
+
+/* What one GPU holds at its peak, by kind, in bytes. */
+typedef struct {
+    double state;             /* weights, gradients, optimizer, sharded     */
+    double activations;       /* the heaviest stage's, at its peak          */
+    double gathered;          /* FSDP units gathered at once                */
+    double logits;            /* the last stage's logits and their gradient */
+    double buffers;           /* the collective library's buffers           */
+    double context;           /* CUDA context and kernels                   */
+    double fragmentation;     /* the allocator's slack                      */
+    double total;
+    int heaviest_stage;       /* the stage whose GPU this is                */
+} GpuMemory;
 typedef struct {
     int stage;                 /* 0: plain data parallel; 1, 2, 3: ZeRO    */
     double ranks;              /* N_d, the data-parallel degree             */
@@ -73,6 +126,22 @@ double ceil_count(double x);
 void derive_memory_floor(MemoryFloor *m);
 int memory_main(int argc, char **argv);
 int compute_main(int argc, char **argv);
+/* Bytes each of n ranks sends in a ring collective on a buffer of `bytes`. */
+double ring_bytes_sent(Collective c, double bytes, double n);
+/* Steps of the ring: 2(n - 1) for an all-reduce, n - 1 for its halves. */
+double ring_steps(Collective c, double n);
+/* Seconds for the collective on the link: steps × latency + sent ÷ bandwidth. */
+double collective_seconds(Collective c, double bytes, double n, const Link *l);
+/* Bytes of activations one layer keeps per GPU for one micro-batch. */
+double activation_bytes_per_layer(const LayerActivations *a);
+/* Layers on stage r of p: as even as they go, the ends lighter. */
+double layers_on_stage(double layers, double p, double r);
+/* Micro-batches whose activations stage r holds at its peak (in units of
+   the stage's whole set of layers). */
+double micro_batches_in_flight(Schedule s, double p, double m, double v,
+                               double r);
+/* The memory of the heaviest GPU of a layout. */
+GpuMemory gpu_memory(const Layout *l);
 ShardedState shard_state(const MemoryFloor *m, const StateBytes *s, int stage,
                          double ranks);
 void print_sharded_state(FILE *out, const MemoryFloor *m, const StateBytes *s,

@@ -5,10 +5,20 @@
 #include "fleet.h"
 
 static const Gpu parts[] = {
-    /* key     name              memory   bf16 dense  HBM       per node */
-    { "a100", "A100 SXM 80 GB",  80e9,    312e12,     2.0e12,   8 },
-    { "h100", "H100 SXM 80 GB",  80e9,    989e12,     3.35e12,  8 },
-    { "h200", "H200 SXM 141 GB", 141e9,   989e12,     4.8e12,   8 },
+    /* key      name               memory  bf16 dense HBM      node
+                                   NVLink  NIC     PCIe   (each way, B/s) */
+    { "a100",  "A100 SXM 80 GB",   80e9,   312e12,  2.0e12,  8,
+                                   300e9,  25e9,   32e9 },
+    { "h100",  "H100 SXM 80 GB",   80e9,   989e12,  3.35e12, 8,
+                                   450e9,  50e9,   64e9 },
+    { "h200",  "H200 SXM 141 GB",  141e9,  989e12,  4.8e12,  8,
+                                   450e9,  50e9,   64e9 },
+    { "h800",  "H800 SXM 80 GB",   80e9,   989e12,  3.35e12, 8,
+                                   200e9,  50e9,   64e9 },
+    { "b200",  "B200 SXM 180 GB",  180e9,  2250e12, 7.7e12,  8,
+                                   900e9,  50e9,   64e9 },
+    { "mi300x", "MI300X OAM 192 GB", 192e9, 1307e12, 5.3e12, 8,
+                                   448e9,  50e9,   64e9 },
 };
 enum { PARTS = sizeof parts / sizeof parts[0] };
 static const StateBytes conventions[] = {
@@ -31,8 +41,11 @@ const Gpu *find_gpu(const char *command, const char *key)
     for (int i = 0; i < PARTS; i++)
         if (strcmp(parts[i].key, key) == 0)
             return &parts[i];
-    complain(command, "--gpu: unknown part \"%s\" (known: a100, h100, h200)",
-             key);
+    char known[128] = "";
+    for (int i = 0; i < PARTS; i++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                 i > 0 ? ", " : "", parts[i].key);
+    complain(command, "--gpu: unknown part \"%s\" (known: %s)", key, known);
     return NULL;
 }
 
@@ -179,7 +192,7 @@ int memory_main(int argc, char **argv)
           0, "mixed", 0 },
         { "--bytes-per-param", OPT_NUMBER, 1000,
           "bytes of state per parameter (instead of --precision)", 0, NULL, 0 },
-        { "--gpu", OPT_NAME, 0, "part: a100, h100 or h200", 0, "h100", 0 },
+        { "--gpu", OPT_NAME, 0, "part: a100, h100, h200, h800, b200 or mi300x", 0, "h100", 0 },
         { "--usable", OPT_NUMBER, 1,
           "fraction of each GPU's memory the state may fill", 0.8, NULL, 0 },
         { "--gpus", OPT_COUNT, 1e7,

@@ -1,4 +1,4 @@
-/* Tangled from chapters/03-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

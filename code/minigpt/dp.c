@@ -1,4 +1,4 @@
-/* Tangled from chapters/04-data-parallel.nw; edit the chapter, not this file. */
+/* Tangled from chapters/07-data-parallel.nw; edit the chapter, not this file. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +31,7 @@ int data_parallel_init(DataParallel *dp, Model *m)
         || (ring_here && dp->scratch == NULL))
         return -1;
     if (dp->stage > 0)
-        return sharded_init(dp);                   /* Chapter 5 */
+        return sharded_init(dp);                   /* Chapter 8 */
     if (dp->ranks == 1)
         return 0;
     enum { TRIALS = 5 };
@@ -90,7 +90,7 @@ void data_parallel_combine(DataParallel *dp, double *loss)
         return;
     double started = MPI_Wtime();
     if (dp->stage > 0)
-        sharded_combine(dp);                       /* Chapter 5 */
+        sharded_combine(dp);                       /* Chapter 8 */
     else if (dp->overlap && !dp->ring)
         MPI_Waitall(dp->pending, dp->requests, dp->statuses);
     else if (dp->ring)
@@ -101,7 +101,7 @@ void data_parallel_combine(DataParallel *dp, double *loss)
                       real_type(), MPI_SUM, MPI_COMM_WORLD);
     dp->exposed += MPI_Wtime() - started;
     dp->steps++;
-    if (dp->stage == 0)              /* the bytes sent, as Chapter 5 counts */
+    if (dp->stage == 0)              /* the bytes sent, as Chapter 8 counts */
         dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
     MPI_Allreduce(MPI_IN_PLACE, loss, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     *loss /= dp->ranks;

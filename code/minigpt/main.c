@@ -1,4 +1,4 @@
-/* Tangled from chapters/03-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@ typedef struct {
     uint64_t seed;
     const char *save, *resume, *log, *profile;
     int rank, ranks;       /* this process, and how many there are */
-    int dp;                /* ranks that share each batch: 1 until Chapter 4 */
+    int dp;                /* ranks that share each batch: 1 until Chapter 7 */
     DataParallel parallel;
 } Settings;
 typedef struct {

@@ -1,4 +1,4 @@
-/* Tangled from chapters/03-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 
@@ -322,7 +322,7 @@ void data_parallel_begin(DataParallel *dp, Model *m);
 /* After it: finish the all-reduces, and average the loss too. */
 void data_parallel_combine(DataParallel *dp, double *loss);
 /* 1 when every rank holds the same weights, 0 when not, -1 when no rank
-   holds them all (Chapter 5's stage 3). */
+   holds them all (Chapter 8's stage 3). */
 int data_parallel_identical(DataParallel *dp);
 /* MPI's name for the type of real. */
 MPI_Datatype real_type(void);

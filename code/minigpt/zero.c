@@ -1,4 +1,4 @@
-/* Tangled from chapters/05-sharded-state.nw; edit the chapter, not this file. */
+/* Tangled from chapters/08-sharded-state.nw; edit the chapter, not this file. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,0 +1,15 @@
+# Tangled from chapters/06-reference.nw; edit the chapter, not this file.
+# Seconds per step by operation, forward, backward and update stacked.
+set datafile separator ','
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border rgb 'black'
+set boxwidth 0.6
+set ylabel 'milliseconds per step'
+set xtics rotate by -40 offset -1,0
+set key top right
+set grid ytics
+file = data.'/06-profile.csv'
+plot file skip 1 using ($2*1000):xtic(1) title 'forward' lc rgb '#4477aa', \
+     ''   skip 1 using ($3*1000) title 'backward' lc rgb '#ee6677', \
+     ''   skip 1 using ($4*1000) title 'update' lc rgb '#228833'

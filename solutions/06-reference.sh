@@ -1,0 +1,249 @@
+# usage: sh solutions/06-reference.sh BUILD_DIR
+#
+# The runs behind the worked solutions of chapter 6 (the reference trainer).
+# Exercise N writes its transcripts to BUILD_DIR/solutions/06-exN*.txt and the
+# numbers its prose needs to BUILD_DIR/solutions/06-exN*.tex, as LaTeX macros
+# named \SolThree<letter><run><Field> (A for exercise 3.1, B for 3.2, and so
+# on). Most macros are minigpt's own --latex output; where a number is read
+# off a file (a checkpoint's size, a profile, a log) this script prints it
+# with the one line of arithmetic that says where it comes from, and the
+# test-suite (tests/13-solutions-reference.t) checks it.
+#
+# Models are tiny and runs short: the whole script takes some tens of seconds.
+set -eu
+. "$(dirname "$0")/lib/helpers.sh"
+build_dirs "$1"
+minigpt="$bin/minigpt --quiet"
+minigpt64="$bin/minigpt-fp64 --quiet"
+
+
+
+
+# ---------------------------------------------------------------- 3.1 ------
+# The parameters of a small model, counted from the shapes.
+small="--layers 3 --hidden 48 --heads 6 --seq 32 --vocab 40"
+$minigpt $small --steps 1 --transcript "$out/06-ex1.txt" \
+         --latex SolThreeA --output "$out/06-ex1.tex"
+
+# ---------------------------------------------------------------- 3.2 ------
+# The default model at context 64, 128 and 256.
+$minigpt --seq 64  --steps 1 --latex SolThreeBBase --output "$out/06-ex2-64.tex"
+$minigpt --seq 128 --steps 1 --latex SolThreeBDouble \
+         --transcript "$out/06-ex2.txt" --output "$out/06-ex2-128.tex"
+$minigpt --seq 256 --steps 1 --latex SolThreeBQuad --output "$out/06-ex2-256.tex"
+
+# ---------------------------------------------------------------- 3.3 ------
+# Attention's FLOPs per token, 6 L C (T + 1), equal the matrices', 6 N_matmul,
+# where T + 1 = N_matmul / (L C). N_matmul is minigpt's own count; the run at
+# that T shows the two terms side by side.
+crossover() {    # crossover FLAGS...: print the T at which the terms meet
+    $minigpt "$@" --steps 1 --batch 1 --json --output "$out/06-ex3-shape.json"
+    n=$(json "$out/06-ex3-shape.json" matmul_params)
+    l=$(json "$out/06-ex3-shape.json" layers)
+    c=$(json "$out/06-ex3-shape.json" hidden)
+    test $((n % (l * c))) -eq 0     # a whole T: V divisible by L
+    echo $((n / (l * c) - 1))
+}
+t=$(crossover)
+$minigpt --seq "$t" --batch 1 --steps 1 --transcript "$out/06-ex3.txt" \
+         --latex SolThreeCCross --output "$out/06-ex3.tex"
+t=$(crossover --layers 4)
+$minigpt --layers 4 --seq "$t" --batch 1 --steps 1 \
+         --latex SolThreeCDeep --output "$out/06-ex3-deep.tex"
+rm -f "$out/06-ex3-shape.json"
+
+# ---------------------------------------------------------------- 3.4 ------
+# Activations against the batch, and micro-batches.
+for b in 1 2 4 8; do
+    case $b in
+        1) name=One ;; 2) name=Two ;; 4) name=Four ;; 8) name=Eight ;;
+    esac
+    $minigpt --batch $b --steps 1 --latex SolThreeD$name \
+             --output "$out/06-ex4-$b.tex"
+done
+$minigpt --batch 8 --micro-batches 4 --steps 1 --transcript "$out/06-ex4.txt" \
+         --latex SolThreeDMicro --output "$out/06-ex4-micro.tex"
+$minigpt --verify --batch 8 --micro-batches 4 --output "$out/06-ex4-verify.txt"
+$minigpt --verify --batch 8 --micro-batches 4 --latex SolThreeDVerify \
+         --output "$out/06-ex4-verify.tex"
+
+# ---------------------------------------------------------------- 3.5 ------
+# What the model learns in 300 steps, at three learning rates; from the log,
+# the first step whose training loss is below each entropy.
+$minigpt --log "$out/06-ex5-loss.csv" --transcript "$out/06-ex5.txt" \
+         --latex SolThreeEBase --output "$out/06-ex5.tex"
+awk -F, 'NR > 1 && !u && $3 < $6 { u = $1 }
+         NR > 1 && !b && $3 < $7 { b = $1 }
+         END { printf "\\newcommand{\\SolThreeEBelowUnigram}{%s}\n", u ? u : "never"
+               printf "\\newcommand{\\SolThreeEBelowBigram}{%s}\n", b ? b : "never" }' \
+    "$out/06-ex5-loss.csv" > "$out/06-ex5-steps.tex"
+$minigpt --lr 3e-4 --latex SolThreeESlow --output "$out/06-ex5-slow.tex"
+$minigpt --lr 3e-2 --latex SolThreeEFast --output "$out/06-ex5-fast.tex"
+
+# ---------------------------------------------------------------- 3.6 ------
+# The gradient check in single and in double precision, on the chapter's tiny
+# model. A worst tensor's name has an underscore; the prose detokenizes it.
+tiny="--layers 2 --hidden 16 --heads 2 --seq 8 --batch 2 --vocab 16"
+$minigpt --gradcheck $tiny --output "$out/06-ex6-fp32.txt"
+$minigpt --gradcheck $tiny --latex SolThreeFSingle --output "$out/06-ex6-fp32.tex"
+$minigpt64 --gradcheck $tiny --output "$out/06-ex6-fp64.txt"
+$minigpt64 --gradcheck $tiny --latex SolThreeFDouble \
+           --output "$out/06-ex6-fp64.tex"
+
+# ---------------------------------------------------------------- 3.7 ------
+# A checkpoint of the model of 3.1: its size by the layout (14 header words
+# of 8 bytes, weights and Adam's two moments of 4 bytes each, an 8-byte hash),
+# the file's size, and three checkpoints that minigpt refuses.
+ckpt="$out/06-ex7.ckpt"
+rm -f "$ckpt" "$ckpt".*
+$minigpt $small --steps 2 --save "$ckpt" --latex SolThreeG \
+         --output "$out/06-ex7.tex"
+n=$(sed -n 's/^.newcommand{.SolThreeGParams}{\([0-9,]*\)}$/\1/p' \
+        "$out/06-ex7.tex" | tr -d ,)
+size=$(wc -c < "$ckpt")
+{
+    macro SolThreeGFileBytes "$(grouped "$size")"
+    macro SolThreeGPredictedBytes "$(grouped $((14 * 8 + 3 * n * 4 + 8)))"
+    macro SolThreeGDoublePredictedBytes "$(grouped $((14 * 8 + 3 * n * 8 + 8)))"
+} >> "$out/06-ex7.tex"
+# refuse LABEL BINARY FLAGS...: a resume that must fail with status 2.
+refuse() {
+    label=$1
+    shift
+    printf '%s\n' "$label" >> "$out/06-ex7.txt"
+    if (cd "$out" && "$@" $small --steps 3 > /dev/null 2> 06-ex7.err); then
+        echo "06-reference.sh: $label was not refused" >&2
+        exit 1
+    else
+        status=$?
+    fi
+    fold -s -w 74 "$out/06-ex7.err" | sed 's|^|  |' >> "$out/06-ex7.txt"
+    printf '  (exit status %s)\n' "$status" >> "$out/06-ex7.txt"
+    rm -f "$out/06-ex7.err"
+}
+printf 'the checkpoint of --steps 2: %s bytes\n\n' "$(grouped "$size")" \
+    > "$out/06-ex7.txt"
+refuse "the same file, resumed by minigpt-fp64:" \
+       $minigpt64 --resume 06-ex7.ckpt
+head -c $((size - 1)) "$ckpt" > "$ckpt.short"
+refuse "the file less its last byte:" $minigpt --resume 06-ex7.ckpt.short
+cp "$ckpt" "$ckpt.changed"
+byte=$(od -An -t u1 -j 1000 -N 1 "$ckpt" | tr -d ' ')
+if [ "$byte" = 88 ]; then new=Y; else new=X; fi
+printf '%s' "$new" | dd of="$ckpt.changed" bs=1 seek=1000 conv=notrunc \
+    2> /dev/null
+refuse "the file with byte 1000 changed:" \
+       $minigpt --resume 06-ex7.ckpt.changed
+rm -f "$ckpt" "$ckpt".*
+
+# ---------------------------------------------------------------- 3.8 ------
+# Bit-exact resume. A straight run of 120 steps; the same run killed with
+# kill -9 after its first periodic checkpoint, then resumed; and a run of 60
+# steps (whose schedule is 60 steps long) resumed to 120.
+steps=120
+straight="$out/06-ex8-straight.ckpt" killed="$out/06-ex8-killed.ckpt"
+resumed="$out/06-ex8-resumed.ckpt" half="$out/06-ex8-half.ckpt"
+changed="$out/06-ex8-changed.ckpt"
+rm -f "$out"/06-ex8-*.ckpt*
+$minigpt --steps $steps --save "$straight" --output "$out/06-ex8-straight.txt"
+# The checkpoint appears (by an atomic rename) at step 30; the kill lands a
+# few steps later. Should the run finish first, which a stalled machine could
+# cause, try again.
+for attempt in 1 2 3; do
+    rm -f "$killed" "$killed".*
+    $minigpt --steps $steps --save-every 30 --save "$killed" \
+             --output "$out/06-ex8-killed.txt" &
+    pid=$!
+    while [ ! -f "$killed" ] && kill -0 $pid 2> /dev/null; do
+        sleep 0.01
+    done
+    kill -9 $pid 2> /dev/null || true
+    wait $pid 2> /dev/null || true
+    at=$(od -An -t u8 -j 72 -N 8 "$killed" | tr -d ' ')     # header word 9
+    [ "$at" -lt $steps ] && break
+done
+rm -f "$killed".tmp.* "$out/06-ex8-killed.txt"
+$minigpt --steps $steps --resume "$killed" --save "$resumed" \
+         --transcript "$out/06-ex8-resumed.txt" \
+         --latex SolThreeHResumed --output "$out/06-ex8-resumed.tex"
+$minigpt --steps 60 --save "$half" --output "$out/06-ex8-half.txt"
+$minigpt --steps $steps --resume "$half" --save "$changed" \
+         --latex SolThreeHChanged --output "$out/06-ex8-changed.tex"
+# compare A B: "identical" or the first byte (counted from 1) that differs.
+compare() {
+    if cmp -s "$1" "$2"; then echo identical; else
+        cmp -l "$1" "$2" 2> /dev/null | awk 'NR == 1 { print $1 }'; fi
+}
+same=$(compare "$straight" "$resumed")
+first=$(compare "$straight" "$changed")
+{
+    printf 'straight run, %s steps:                %s bytes\n' $steps \
+        "$(grouped "$(wc -c < "$straight")")"
+    printf 'killed (kill -9) with a checkpoint of step %s\n' "$at"
+    printf 'resumed from it to step %s:             %s\n' $steps \
+        "$([ "$same" = identical ] && echo 'identical to the straight run' \
+                                   || echo "differs from byte $same")"
+    printf '60 steps (--steps 60), resumed to %s:   %s\n' $steps \
+        "$([ "$first" = identical ] && echo 'identical to the straight run' \
+                                    || echo "differs from byte $first")"
+} > "$out/06-ex8.txt"
+{
+    macro SolThreeHKilledAt "$at"
+    macro SolThreeHSame "$same"
+    macro SolThreeHFirstDifference "$(grouped "$first")"
+} > "$out/06-ex8.tex"
+rm -f "$out"/06-ex8-*.ckpt*
+
+# ---------------------------------------------------------------- 3.9 ------
+# Where a step's time goes, for the default model and one four times as wide.
+# The profile gives seconds per step by operation; the report, the FLOPs that
+# the matrix multiplies and attention performed in them.
+profile() {    # profile NAME PREFIX FLAGS...
+    name=$1 prefix=$2
+    shift 2
+    $minigpt "$@" --profile "$out/06-ex9-$name.csv" \
+             --transcript "$out/06-ex9-$name.txt" \
+             --json --output "$out/06-ex9-$name.json"
+    j="$out/06-ex9-$name.json"
+    awk -F, -v p="$prefix" -v mm="$(json "$j" flops_matmul_per_step)" \
+        -v at="$(json "$j" flops_attention_per_step)" \
+        -v mfu="$(json "$j" mfu)" -v peak="$(json "$j" peak_flops)" \
+        -v cpu="$(json "$j" cpu)" \
+        -v table="$out/06-ex9-$name-table.txt" '
+        NR > 1 { op[++n] = $1; f[n] = $2; b[n] = $3; u[n] = $4
+                 all[n] = $2 + $3 + $4; sum += all[n]
+                 if (!top || all[n] > all[top]) top = n }
+        function sci(x,  t) { t = sprintf("%.3g", x); sub(/e\+0*/, "e", t)
+                              return t }
+        function ms(s) { return sprintf("%.3g", 1000 * s) }
+        function pct(i) { return sprintf("%.3g", 100 * all[i] / sum) }
+        function macro(k, v) { printf "\\newcommand{\\%s%s}{%s}\n", p, k, v }
+        END {
+            printf "%-14s %9s %9s %9s %9s %7s\n", "operation", "forward",
+                   "backward", "update", "total", "share" > table
+            for (i = 1; i <= n; i++) {
+                printf "%-14s %9s %9s %9s %9s %5s %%\n", op[i], ms(f[i]),
+                       ms(b[i]), ms(u[i]), ms(all[i]), pct(i) > table
+                if (op[i] == "matmul") m = i
+                if (op[i] == "attention") a = i
+            }
+            printf "%-14s %9s %9s %9s %9s %7s\n", "all", "", "", "", ms(sum),
+                   "100 %" > table
+            printf "(milliseconds per step)\n\n" > table
+            printf "matmul:    %s FLOPs per step / %s ms = %.3g GFLOP/s\n",
+                   sci(mm), ms(all[m]), mm / all[m] / 1e9 > table
+            printf "attention: %s FLOPs per step / %s ms = %.3g GFLOP/s\n",
+                   sci(at), ms(all[a]), at / all[a] / 1e9 > table
+            macro("TopOp", op[top]); macro("TopShare", pct(top) "\\,\\%")
+            macro("MatmulShare", pct(m) "\\,\\%")
+            macro("AttentionShare", pct(a) "\\,\\%")
+            macro("StepMs", ms(sum))
+            macro("MatmulRate", sprintf("%.3g", mm / all[m] / 1e9))
+            macro("AttentionRate", sprintf("%.3g", at / all[a] / 1e9))
+            macro("PeakRate", sprintf("%.3g", peak / 1e9))
+            macro("Mfu", sprintf("%.3g", 100 * mfu) "\\,\\%")
+            macro("Cpu", cpu)
+        }' "$out/06-ex9-$name.csv" > "$out/06-ex9-$name.tex"
+}
+profile default SolThreeIDefault --steps 100
+profile wide SolThreeIWide --hidden 256 --steps 10
