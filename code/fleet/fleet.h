@@ -54,12 +54,14 @@ typedef struct {
     const Gpu *gpu;
     double mfu;               /* model FLOPs utilisation, 0..1            */
     double gpus;              /* the fleet                                */
+    double usd_per_gpu_hour;  /* the price of a GPU-hour; 0 if not given  */
     /* what follows */
     double dense_flops;       /* 6 N D                                    */
     double attention_flops;   /* 12 L s h D                               */
     double flops;             /* their sum                                */
     double flops_per_second;  /* gpus × peak × mfu                        */
     double seconds;
+    double gpu_hours;         /* gpus × seconds ÷ 3,600                   */
 } TrainingTime;
 typedef enum { ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER } Collective;
 

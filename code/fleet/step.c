@@ -207,6 +207,8 @@ int step_main(int argc, char **argv)
           "layers L (default: N ÷ 12h², rounded)", 0, NULL, 0 },
         { "--link-efficiency", OPT_NUMBER, 1,
           "fraction of each link's line rate a collective reaches", 1, NULL, 0 },
+        { "--nic-gbps", OPT_NUMBER, 1e5,
+          "NIC line rate per GPU in Gbit/s (default: the part's)", 0, NULL, 0 },
         { "--in-network", OPT_SWITCH, 0,
           "all-reduce in the switches (NVLS, SHARP) where the part has them",
           0, NULL, 0 },
@@ -255,11 +257,14 @@ int step_main(int argc, char **argv)
                  "--latex");
         return 2;
     }
+    Gpu part = *gpu;                        /* the part, with --nic-gbps if given */
+    if (option_given(options, "--nic-gbps"))
+        part.nic_bandwidth = option_number(options, "--nic-gbps") * 1e9 / 8;
     double params = option_number(options, "--params");
     double hidden = option_number(options, "--hidden");
     Step s = {
         .params = params, .tokens = option_number(options, "--tokens"),
-        .batch_tokens = batch, .gpus = gpus, .gpu = gpu,
+        .batch_tokens = batch, .gpus = gpus, .gpu = &part,
         .mfu = option_number(options, "--mfu"),
         .tp = tp, .pp = pp, .dp = dp, .zero = zero, .micro_batch_tokens = micro,
         .hidden = hidden,
