@@ -109,6 +109,12 @@ static void report_training_time(Report *r, const TrainingTime *t,
     report_add(r, "attention_over_dense", FIELD_FRACTION,
                t->attention_flops / t->dense_flops);
     report_add(r, "flops", FIELD_SCI, t->flops);
+    report_add(r, "forward_flops", FIELD_SCI, 2 * t->active_params * t->tokens);
+    report_add(r, "recompute_flops", FIELD_SCI, 8 * t->active_params * t->tokens);
+    report_add(r, "hfu_full_recompute", FIELD_FRACTION, t->mfu * 8 / 6);
+    report_add(r, "attention_flops_causal", FIELD_SCI, t->attention_flops / 2);
+    report_add(r, "attention_causal_over_dense", FIELD_FRACTION,
+               t->attention_flops / 2 / t->dense_flops);
     report_add(r, "flops_per_second", FIELD_SCI, t->flops_per_second);
     report_add(r, "seconds", FIELD_SCI, t->seconds);
     report_add(r, "days", FIELD_REAL, t->seconds / SECONDS_PER_DAY);

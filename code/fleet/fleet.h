@@ -113,12 +113,15 @@ typedef struct {
 typedef struct {
     /* what is given */
     double hidden, seq, micro_batch, tp, layers;
+    double bytes_per_element;      /* 2 for 16-bit activations             */
     const Gpu *gpu;
     double mfu;
     Link link;
     /* what follows, per GPU */
     double tokens;                 /* micro_batch × seq                    */
-    double bytes_per_block;        /* four all-reduces, 16-bit             */
+    double buffer;                 /* one all-reduce's buffer, bytes       */
+    double bytes_per_block;        /* four all-reduces                     */
+    double all_reduce_seconds;     /* one of them                          */
     double comm_seconds_per_block;
     double flops_per_block;        /* (72 b s h² + 12 b s² h) ÷ tp         */
     double compute_seconds_per_block;

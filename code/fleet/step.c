@@ -151,6 +151,19 @@ static void report_step(Report *r, const Step *s)
     report_add(r, "layers", FIELD_COUNT, s->layers);
     report_add(r, "hidden", FIELD_COUNT, s->hidden);
     report_add(r, "mfu", FIELD_FRACTION, s->mfu);
+    report_add(r, "params_per_gpu", FIELD_ENG, s->params / (s->tp * s->pp));
+    report_add(r, "weight_bytes_per_gpu", FIELD_BYTES,
+               2 * s->params / (s->tp * s->pp));
+    report_add(r, "hbm_bandwidth", FIELD_BYTES, s->gpu->memory_bandwidth);
+    report_add(r, "nvlink_line_rate", FIELD_BYTES, s->gpu->nvlink_bandwidth);
+    report_add(r, "nvlink_both_ways", FIELD_BYTES, 2 * s->gpu->nvlink_bandwidth);
+    report_add(r, "nic_line_rate", FIELD_BYTES, s->gpu->nic_bandwidth);
+    report_add(r, "nic_gbps", FIELD_COUNT, s->gpu->nic_bandwidth * 8 / 1e9);
+    report_add(r, "nic_both_ways", FIELD_BYTES, 2 * s->gpu->nic_bandwidth);
+    report_add(r, "pcie_line_rate", FIELD_BYTES, s->gpu->pcie_bandwidth);
+    report_add(r, "nvlink_latency_us", FIELD_REAL, link_latency(LINK_NVLINK) * 1e6);
+    report_add(r, "nic_latency_us", FIELD_REAL, link_latency(LINK_NIC) * 1e6);
+    report_add(r, "pcie_latency_us", FIELD_REAL, link_latency(LINK_PCIE) * 1e6);
     report_add(r, "link_efficiency", FIELD_FRACTION, s->efficiency);
     report_add(r, "tokens_per_step", FIELD_COUNT, s->batch_tokens);
     report_add(r, "steps", FIELD_COUNT, s->steps);

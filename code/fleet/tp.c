@@ -4,15 +4,23 @@
 
 #include "fleet.h"
 
+/* nccl-tests' busbw: algbw × 2(n-1)/n for an all-reduce. */
+static double bus_bandwidth(const TpBlock *b)
+{
+    return b->buffer / b->all_reduce_seconds * ring_steps(ALL_REDUCE, b->tp)
+         / b->tp;
+}
+
 static void derive_tp_block(TpBlock *b)
 {
     double h = b->hidden;
     b->tokens = b->micro_batch * b->seq;
-    double buffer = 2 * b->tokens * h;                 /* 16-bit (b, s, h) */
-    b->bytes_per_block = 4 * collective_bytes_sent(ALL_REDUCE, buffer, b->tp,
+    b->buffer = b->bytes_per_element * b->tokens * h;          /* (b, s, h) */
+    b->bytes_per_block = 4 * collective_bytes_sent(ALL_REDUCE, b->buffer, b->tp,
                                                    &b->link);
-    b->comm_seconds_per_block = 4 * collective_seconds(ALL_REDUCE, buffer,
-                                                       b->tp, &b->link);
+    b->all_reduce_seconds = collective_seconds(ALL_REDUCE, b->buffer, b->tp,
+                                               &b->link);
+    b->comm_seconds_per_block = 4 * b->all_reduce_seconds;
     b->flops_per_block = (72 * b->tokens * h * h
                           + 12 * b->tokens * b->seq * h) / b->tp;
     b->compute_seconds_per_block =
@@ -27,16 +35,20 @@ static void print_tp_block(FILE *out, const TpBlock *b)
             b->gpu->name, sig(100 * b->mfu, 3).s, grouped(b->micro_batch).s,
             grouped(b->seq).s, grouped(b->tokens).s, grouped(b->hidden).s,
             grouped(L).s);
-    if (b->link.in_network)
-        fprintf(out, "per block: 4 all-reduces × 2 B × %s × %s, reduced in "
-                "the switches\n", grouped(b->tokens).s, grouped(b->hidden).s);
-    else
-        fprintf(out, "per block: 4 all-reduces × 2(t-1)/t × 2 B × %s × %s\n",
-                grouped(b->tokens).s, grouped(b->hidden).s);
+    fprintf(out, "per block: 4 all-reduces of %s B × %s × %s = %s each,\n"
+            "  %s\n", sig(b->bytes_per_element, 3).s, grouped(b->tokens).s,
+            grouped(b->hidden).s, bytes_auto(b->buffer).s,
+            b->link.in_network ? "reduced in the switches: sent once"
+                               : "2(t-1)/t of each sent around the ring");
     fprintf(out, "  sent     = %s per GPU (%s elements)\n",
             bytes_auto(b->bytes_per_block).s,
-            sci(b->bytes_per_block / 2, 3).s);
-    fprintf(out, "  comm     = %s s\n", sig(b->comm_seconds_per_block, 3).s);
+            sci(b->bytes_per_block / b->bytes_per_element, 3).s);
+    fprintf(out, "  comm     = 4 × %s s = %s s\n"
+            "             (algbw %s/s, busbw %s/s)\n",
+            sig(b->all_reduce_seconds, 3).s,
+            sig(b->comm_seconds_per_block, 3).s,
+            bytes_auto(b->buffer / b->all_reduce_seconds).s,
+            bytes_auto(bus_bandwidth(b)).s);
     fprintf(out, "  compute  = (72 × %s × %s² + 12 × %s × %s × %s) ÷ %s\n"
             "           = %s FLOPs ÷ (%s FLOP/s × %s %%) = %s s\n",
             grouped(b->tokens).s, grouped(b->hidden).s, grouped(b->tokens).s,
@@ -48,7 +60,7 @@ static void print_tp_block(FILE *out, const TpBlock *b)
     fprintf(out, "per micro-batch, %s layers: %s sent (%s elements),\n"
             "  %s s on the link against %s s of compute\n", grouped(L).s,
             bytes_auto(L * b->bytes_per_block).s,
-            sci(L * b->bytes_per_block / 2, 3).s,
+            sci(L * b->bytes_per_block / b->bytes_per_element, 3).s,
             sig(L * b->comm_seconds_per_block, 3).s,
             sig(L * b->compute_seconds_per_block, 3).s);
 }
@@ -62,8 +74,14 @@ static void report_tp_block(Report *r, const TpBlock *b)
     report_add(r, "layers", FIELD_COUNT, b->layers);
     report_text(r, "link", b->link.name);
     report_add(r, "link_bandwidth", FIELD_BYTES, b->link.bandwidth);
+    report_add(r, "bytes_per_element", FIELD_REAL, b->bytes_per_element);
+    report_add(r, "all_reduce_bytes", FIELD_BYTES, b->buffer);
+    report_add(r, "all_reduce_seconds", FIELD_REAL, b->all_reduce_seconds);
+    report_add(r, "algbw", FIELD_BYTES, b->buffer / b->all_reduce_seconds);
+    report_add(r, "busbw", FIELD_BYTES, bus_bandwidth(b));
     report_add(r, "bytes_per_block", FIELD_BYTES, b->bytes_per_block);
-    report_add(r, "elements_per_block", FIELD_SCI, b->bytes_per_block / 2);
+    report_add(r, "elements_per_block", FIELD_SCI,
+               b->bytes_per_block / b->bytes_per_element);
     report_add(r, "comm_seconds_per_block", FIELD_REAL,
                b->comm_seconds_per_block);
     report_add(r, "flops_per_block", FIELD_SCI, b->flops_per_block);
@@ -74,9 +92,11 @@ static void report_tp_block(Report *r, const TpBlock *b)
     report_add(r, "bytes_per_micro_batch", FIELD_BYTES,
                b->layers * b->bytes_per_block);
     report_add(r, "elements_per_micro_batch", FIELD_SCI,
-               b->layers * b->bytes_per_block / 2);
+               b->layers * b->bytes_per_block / b->bytes_per_element);
     report_add(r, "comm_seconds_per_micro_batch", FIELD_REAL,
                b->layers * b->comm_seconds_per_block);
+    report_add(r, "bandwidth_seconds_per_micro_batch", FIELD_REAL,
+               b->layers * b->bytes_per_block / b->link.bandwidth);
     report_add(r, "compute_seconds_per_micro_batch", FIELD_REAL,
                b->layers * b->compute_seconds_per_block);
 }
@@ -96,6 +116,8 @@ int tp_main(int argc, char **argv)
         { "--mfu", OPT_NUMBER, 1, "model FLOPs utilisation", 0.4, NULL, 0 },
         { "--layers", OPT_COUNT, 1e5, "layers, for the micro-batch's totals",
           55, NULL, 0 },
+        { "--bytes-per-element", OPT_NUMBER, 8,
+          "bytes of each activation sent (2: bf16)", 2, NULL, 0 },
         { "--link-efficiency", OPT_NUMBER, 1,
           "fraction of the link's line rate a collective reaches", 1, NULL, 0 },
         { "--in-network", OPT_SWITCH, 0,
@@ -133,6 +155,7 @@ int tp_main(int argc, char **argv)
         .seq = option_number(options, "--seq"),
         .micro_batch = option_number(options, "--micro-batch"),
         .tp = tp, .layers = option_number(options, "--layers"),
+        .bytes_per_element = option_number(options, "--bytes-per-element"),
         .gpu = gpu, .mfu = option_number(options, "--mfu"),
         .link = gpu_link(gpu, kind, option_number(options, "--link-efficiency"),
                          option_given(options, "--in-network")),
