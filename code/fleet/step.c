@@ -245,7 +245,7 @@ int step_main(int argc, char **argv)
     double tp = option_number(options, "--tp"), pp = option_number(options, "--pp");
     double dp = option_given(options, "--dp") ? option_number(options, "--dp")
                                               : gpus / (tp * pp);
-    if (tp * pp * dp != gpus) {
+    if (dp != floor(dp) || tp * pp * dp != gpus) {
         complain(command, "--tp %s × --pp %s × --dp %s must equal --gpus %s",
                  grouped(tp).s, grouped(pp).s, sig(dp, 4).s, grouped(gpus).s);
         return 2;
