@@ -26,6 +26,7 @@ double ring_bytes_sent(Collective c, double bytes, double n)
 {
     return ring_steps(c, n) / n * bytes;          /* 2(n-1)/n or (n-1)/n */
 }
+
 static int reduced_in_network(Collective c, const Link *l)
 {
     return l != NULL && l->in_network && c == ALL_REDUCE;
@@ -45,6 +46,7 @@ double collective_steps(Collective c, double n, const Link *l)
         return 0;
     return reduced_in_network(c, l) ? 2 : ring_steps(c, n);
 }
+
 double collective_seconds(Collective c, double bytes, double n, const Link *l)
 {
     return collective_steps(c, n, l) * l->latency

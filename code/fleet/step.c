@@ -27,16 +27,21 @@ void derive_step(Step *s)
     double m = s->micro_batches, k = s->micro_batch_tokens;
     double layers = s->layers / s->pp;             /* on one stage */
     Traffic *tp = &s->traffic[0], *pp = &s->traffic[1], *dp = &s->traffic[2];
+    /* TP: four all-reduces of the activations per layer per micro-batch. */
     *tp = (Traffic){ "TP", spanned_link(s, s->tp), 0, 0, 0 };
     Link tl = gpu_link(s->gpu, tp->link, s->efficiency, s->in_network);
-    tp->bytes = 4 * collective_bytes_sent(ALL_REDUCE, 2 * k * s->hidden, s->tp, &tl)
+    double activations = 2 * k * s->hidden;            /* 16-bit (b, s, h) */
+    tp->bytes = 4 * collective_bytes_sent(ALL_REDUCE, activations, s->tp, &tl)
               * layers * m;
     tp->messages = 4 * collective_steps(ALL_REDUCE, s->tp, &tl) * layers * m;
+    /* PP: each GPU of a stage sends 1/t of the activation forward and of its
+       gradient back, per micro-batch (Megatron-LM's scatter and gather). */
     *pp = (Traffic){ "PP", spanned_link(s, s->tp * s->pp), 0, 0, 0 };
     if (s->pp > 1) {
         pp->bytes = 2 * m * 2 * k * s->hidden / s->tp;
         pp->messages = 2 * m;
     }
+    /* DP: one collective per layer and kind, as FSDP wraps a model. */
     *dp = (Traffic){ "DP", spanned_link(s, s->gpus), 0, 0, 0 };
     Link dl = gpu_link(s->gpu, dp->link, s->efficiency, s->in_network);
     double shard = s->params / (s->tp * s->pp);        /* parameters per GPU */

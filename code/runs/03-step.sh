@@ -46,7 +46,8 @@ $fleet compute $llama --gpus 16384 --achieved-flops 380e12 --latex LlamaLong \
 
 # ZeRO's stages: design A's sharded state, plain data parallelism, the sweep.
 $fleet memory --params 12.5e9 --zero 3 --dp 128 \
-              --output "$transcripts/03-zero-3.txt"
+    | sed -n '/^ZeRO stage/,$p' > "$transcripts/03-zero-3.txt"
+test -s "$transcripts/03-zero-3.txt"
 $fleet memory --params 12.5e9 --zero 3 --dp 128 --latex ZeroThree \
               --output "$numbers/03-zero-3.tex"
 $fleet memory --params 100e9 --zero 0 --dp 16 --latex ZeroZero \
