@@ -7,15 +7,18 @@ double link_latency(LinkKind k)
     return seconds[k];                 /* NVLink, NIC, PCIe: per ring step */
 }
 
-Link gpu_link(const Gpu *g, LinkKind k, double efficiency, int in_network)
+Link gpu_link(const Gpu *g, LinkKind k, double efficiency)
 {
     static const char *const names[] = { "NVLink", "NIC", "PCIe" };
     double rate = k == LINK_NVLINK ? g->nvlink_bandwidth
                 : k == LINK_NIC    ? g->nic_bandwidth : g->pcie_bandwidth;
-    int adds = (k == LINK_NVLINK && g->nvlink_reduces) || k == LINK_NIC;
-    Link l = { names[k], rate * efficiency, link_latency(k),
-               in_network && adds };
+    Link l = { names[k], rate * efficiency, link_latency(k) };
     return l;
+}
+
+int link_reduces(const Gpu *g, LinkKind k)
+{
+    return (k == LINK_NVLINK && g->nvlink_reduces) || k == LINK_NIC;
 }
 double ring_steps(Collective c, double n)
 {
@@ -27,30 +30,31 @@ double ring_bytes_sent(Collective c, double bytes, double n)
     return ring_steps(c, n) / n * bytes;          /* 2(n-1)/n or (n-1)/n */
 }
 
-static int reduced_in_network(Collective c, const Link *l)
-{
-    return l != NULL && l->in_network && c == ALL_REDUCE;
-}
-
 double collective_bytes_sent(Collective c, double bytes, double n,
-                             const Link *l)
+                             int in_network)
 {
     if (n <= 1)
         return 0;
-    return reduced_in_network(c, l) ? bytes : ring_bytes_sent(c, bytes, n);
+    return in_network && c == ALL_REDUCE ? bytes : ring_bytes_sent(c, bytes, n);
 }
 
-double collective_steps(Collective c, double n, const Link *l)
+double collective_steps(Collective c, double n, int in_network)
 {
     if (n <= 1)
         return 0;
-    return reduced_in_network(c, l) ? 2 : ring_steps(c, n);
+    return in_network && c == ALL_REDUCE ? 2 : ring_steps(c, n);
+}
+
+double collective_seconds_in_network(Collective c, double bytes, double n,
+                                     const Link *l, int in_network)
+{
+    return collective_steps(c, n, in_network) * l->latency
+         + collective_bytes_sent(c, bytes, n, in_network) / l->bandwidth;
 }
 
 double collective_seconds(Collective c, double bytes, double n, const Link *l)
 {
-    return collective_steps(c, n, l) * l->latency
-         + collective_bytes_sent(c, bytes, n, l) / l->bandwidth;
+    return collective_seconds_in_network(c, bytes, n, l, 0);
 }
 double tp_bytes_per_layer(double tokens, double hidden, double tp)
 {
@@ -66,22 +70,23 @@ static void data_parallel_collectives(int stage, double k, double *gathers,
 }
 
 double data_parallel_bytes(int stage, double model_bytes, double ranks,
-                           double k, const Link *l)
+                           double k, int in_network)
 {
     double gathers, scatters;
     data_parallel_collectives(stage, k, &gathers, &scatters);
     if (stage == 0)                              /* one all-reduce */
-        return collective_bytes_sent(ALL_REDUCE, model_bytes, ranks, l);
+        return collective_bytes_sent(ALL_REDUCE, model_bytes, ranks,
+                                     in_network);
     return (gathers + scatters) * ring_bytes_sent(ALL_GATHER, model_bytes,
                                                   ranks);
 }
 
 double data_parallel_messages(int stage, double units, double ranks, double k,
-                              const Link *l)
+                              int in_network)
 {
     double gathers, scatters;
     data_parallel_collectives(stage, k, &gathers, &scatters);
     if (stage == 0)
-        return units * collective_steps(ALL_REDUCE, ranks, l);
-    return units * (gathers + scatters) * collective_steps(ALL_GATHER, ranks, l);
+        return units * collective_steps(ALL_REDUCE, ranks, in_network);
+    return units * (gathers + scatters) * collective_steps(ALL_GATHER, ranks, 0);
 }

@@ -69,7 +69,6 @@ typedef struct {
     const char *name;       /* "NVLink", "NIC"                            */
     double bandwidth;       /* bytes/s each way per GPU that a collective uses */
     double latency;         /* seconds per step of a ring                 */
-    int in_network;         /* 1: the switches add (NVLS, SHARP)          */
 } Link;
 
 typedef enum { LINK_NVLINK, LINK_NIC, LINK_PCIE } LinkKind;
@@ -117,6 +116,7 @@ typedef struct {
     const Gpu *gpu;
     double mfu;
     Link link;
+    int in_network;                /* 1: the switches add                  */
     /* what follows, per GPU */
     double tokens;                 /* micro_batch × seq                    */
     double buffer;                 /* one all-reduce's buffer, bytes       */
@@ -185,18 +185,23 @@ int compute_main(int argc, char **argv);
 double ring_bytes_sent(Collective c, double bytes, double n);
 /* Steps of the ring: 2(n - 1) for an all-reduce, n - 1 for its halves. */
 double ring_steps(Collective c, double n);
-/* The same on a link whose switches add: an all-reduce sends the buffer once
-   in two steps. */
+/* The same where the switches add (in_network = 1): an all-reduce then
+   sends the buffer once, in two steps. */
 double collective_bytes_sent(Collective c, double bytes, double n,
-                             const Link *l);
-double collective_steps(Collective c, double n, const Link *l);
-/* Seconds for the collective on the link: steps × latency + sent ÷ bandwidth. */
+                             int in_network);
+double collective_steps(Collective c, double n, int in_network);
+/* Seconds for the collective on the link: steps × latency + sent ÷ bandwidth,
+   on the ring, or reduced in the network. */
 double collective_seconds(Collective c, double bytes, double n, const Link *l);
+double collective_seconds_in_network(Collective c, double bytes, double n,
+                                     const Link *l, int in_network);
 /* Seconds per message on that kind of link. */
 double link_latency(LinkKind k);
-/* A part's link of that kind at `efficiency` of its line rate; in_network
-   asks for reduction in the switches where the part has it. */
-Link gpu_link(const Gpu *g, LinkKind k, double efficiency, int in_network);
+/* A part's link of that kind at `efficiency` of its line rate. */
+Link gpu_link(const Gpu *g, LinkKind k, double efficiency);
+/* 1 where that link's switches can add: NVLS in an NVLink switch, SHARP in
+   an InfiniBand fabric. */
+int link_reduces(const Gpu *g, LinkKind k);
 /* Bytes each GPU sends per layer per micro-batch of `tokens` tokens in
    tensor parallelism of degree tp: four ring all-reduces of the 16-bit
    activations (tokens × hidden), two forward and two backward. */
@@ -204,11 +209,11 @@ double tp_bytes_per_layer(double tokens, double hidden, double tp);
 /* Bytes each of `ranks` data-parallel GPUs sends per step at ZeRO `stage`
    for a model of `model_bytes` 16-bit bytes, k micro-batches a step. */
 double data_parallel_bytes(int stage, double model_bytes, double ranks,
-                           double k, const Link *l);
+                           double k, int in_network);
 /* Ring steps (each paying the latency) for the same, `units` collectives
    of each kind: one per layer. */
 double data_parallel_messages(int stage, double units, double ranks, double k,
-                              const Link *l);
+                              int in_network);
 ShardedState shard_state(const MemoryFloor *m, const StateBytes *s, int stage,
                          double ranks);
 /* The stage named by --zero, or -1 after printing an error. */

@@ -12,8 +12,13 @@ static LinkKind spanned_link(const Step *s, double span)
 
 static void time_traffic(Traffic *t, const Step *s)
 {
-    Link l = gpu_link(s->gpu, t->link, s->efficiency, s->in_network);
+    Link l = gpu_link(s->gpu, t->link, s->efficiency);
     t->seconds = t->bytes / l.bandwidth + t->messages * l.latency;
+}
+
+static int adds_in_network(const Step *s, LinkKind k)
+{
+    return s->in_network && link_reduces(s->gpu, k);
 }
 
 void derive_step(Step *s)
@@ -29,11 +34,11 @@ void derive_step(Step *s)
     Traffic *tp = &s->traffic[0], *pp = &s->traffic[1], *dp = &s->traffic[2];
     /* TP: four all-reduces of the activations per layer per micro-batch. */
     *tp = (Traffic){ "TP", spanned_link(s, s->tp), 0, 0, 0 };
-    Link tl = gpu_link(s->gpu, tp->link, s->efficiency, s->in_network);
+    int tp_adds = adds_in_network(s, tp->link);
     double activations = 2 * k * s->hidden;            /* 16-bit (b, s, h) */
-    tp->bytes = 4 * collective_bytes_sent(ALL_REDUCE, activations, s->tp, &tl)
-              * layers * m;
-    tp->messages = 4 * collective_steps(ALL_REDUCE, s->tp, &tl) * layers * m;
+    tp->bytes = 4 * collective_bytes_sent(ALL_REDUCE, activations, s->tp,
+                                          tp_adds) * layers * m;
+    tp->messages = 4 * collective_steps(ALL_REDUCE, s->tp, tp_adds) * layers * m;
     /* PP: each GPU of a stage sends 1/t of the activation forward and of its
        gradient back, per micro-batch (Megatron-LM's scatter and gather). */
     *pp = (Traffic){ "PP", spanned_link(s, s->tp * s->pp), 0, 0, 0 };
@@ -43,10 +48,10 @@ void derive_step(Step *s)
     }
     /* DP: one collective per layer and kind, as FSDP wraps a model. */
     *dp = (Traffic){ "DP", spanned_link(s, s->gpus), 0, 0, 0 };
-    Link dl = gpu_link(s->gpu, dp->link, s->efficiency, s->in_network);
+    int dp_adds = adds_in_network(s, dp->link);
     double shard = s->params / (s->tp * s->pp);        /* parameters per GPU */
-    dp->bytes = data_parallel_bytes(s->zero, 2 * shard, s->dp, m, &dl);
-    dp->messages = data_parallel_messages(s->zero, layers, s->dp, m, &dl);
+    dp->bytes = data_parallel_bytes(s->zero, 2 * shard, s->dp, m, dp_adds);
+    dp->messages = data_parallel_messages(s->zero, layers, s->dp, m, dp_adds);
     for (int i = 0; i < 2; i++)
         s->link_bytes[i] = s->link_seconds[i] = s->link_latency_seconds[i] = 0;
     for (int a = 0; a < 3; a++) {
@@ -116,10 +121,11 @@ static void print_step(FILE *out, const Step *s)
             eng(s->gpu->peak_flops).s, sig(100 * s->mfu, 3).s,
             sig(s->compute_seconds, 3).s);
     for (int k = 0; k < 2; k++) {
-        Link l = gpu_link(s->gpu, (LinkKind)k, s->efficiency, s->in_network);
+        Link l = gpu_link(s->gpu, (LinkKind)k, s->efficiency);
         fprintf(out, "\non %s (%s/s each way at %s %% of line rate%s):\n",
                 l.name, bytes_auto(l.bandwidth).s, sig(100 * s->efficiency, 3).s,
-                l.in_network ? ", reducing in the switches" : "");
+                adds_in_network(s, (LinkKind)k) ? ", reducing in the switches"
+                                                : "");
         int any = 0;
         for (int a = 0; a < 3; a++) {
             const Traffic *t = &s->traffic[a];

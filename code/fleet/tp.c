@@ -17,9 +17,10 @@ static void derive_tp_block(TpBlock *b)
     b->tokens = b->micro_batch * b->seq;
     b->buffer = b->bytes_per_element * b->tokens * h;          /* (b, s, h) */
     b->bytes_per_block = 4 * collective_bytes_sent(ALL_REDUCE, b->buffer, b->tp,
-                                                   &b->link);
-    b->all_reduce_seconds = collective_seconds(ALL_REDUCE, b->buffer, b->tp,
-                                               &b->link);
+                                                   b->in_network);
+    b->all_reduce_seconds = collective_seconds_in_network(ALL_REDUCE, b->buffer,
+                                                          b->tp, &b->link,
+                                                          b->in_network);
     b->comm_seconds_per_block = 4 * b->all_reduce_seconds;
     b->flops_per_block = (72 * b->tokens * h * h
                           + 12 * b->tokens * b->seq * h) / b->tp;
@@ -38,7 +39,7 @@ static void print_tp_block(FILE *out, const TpBlock *b)
     fprintf(out, "per block: 4 all-reduces of %s B × %s × %s = %s each,\n"
             "  %s\n", sig(b->bytes_per_element, 3).s, grouped(b->tokens).s,
             grouped(b->hidden).s, bytes_auto(b->buffer).s,
-            b->link.in_network ? "reduced in the switches: sent once"
+            b->in_network ? "reduced in the switches: sent once"
                                : "2(t-1)/t of each sent around the ring");
     fprintf(out, "  sent     = %s per GPU (%s elements)\n",
             bytes_auto(b->bytes_per_block).s,
@@ -157,8 +158,9 @@ int tp_main(int argc, char **argv)
         .tp = tp, .layers = option_number(options, "--layers"),
         .bytes_per_element = option_number(options, "--bytes-per-element"),
         .gpu = gpu, .mfu = option_number(options, "--mfu"),
-        .link = gpu_link(gpu, kind, option_number(options, "--link-efficiency"),
-                         option_given(options, "--in-network")),
+        .link = gpu_link(gpu, kind, option_number(options, "--link-efficiency")),
+        .in_network = option_given(options, "--in-network")
+                      && link_reduces(gpu, kind),
     };
     derive_tp_block(&b);
 

@@ -14,7 +14,7 @@ ShardedState shard_state(const MemoryFloor *m, const StateBytes *s, int stage,
     z.optimizer = P * (s->master_weights + s->optimizer)
                 / (stage >= 1 ? ranks : 1);
     z.total = z.weights + z.gradients + z.optimizer;
-    z.traffic = data_parallel_bytes(stage, P * s->weights, ranks, 1, NULL);
+    z.traffic = data_parallel_bytes(stage, P * s->weights, ranks, 1, 0);
     return z;
 }
 
