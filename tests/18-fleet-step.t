@@ -100,7 +100,7 @@ sub step_model {
 sub check_step {
     my ($name, $flags, %model) = @_;
     my $j = fleet_json('step', @$flags);
-    my %e = step_model(%model);
+    my %e = step_model(tp => 1, zero => 0, %model);
     for my $key (sort keys %e) {
         close_to($j->{$key} + 1e-30, $e{$key} + 1e-30, 1e-9, "$name: $key");
     }
@@ -108,19 +108,26 @@ sub check_step {
 }
 
 my $b = ['--tp', 8, '--pp', 8, '--dp', 16, '--zero', 0, '--micro-batch-tokens', 4096];
-my $A = check_step('design A', []);
-my $B = check_step('design B', $b, pp => 8, dp => 16, zero => 0, micro => 4096);
-check_step('design A at 200 Gbit/s', ['--nic-gbps', 200], nic => 25e9);
-check_step('design A at 80 %', ['--link-efficiency', 0.8], eff => 0.8);
-check_step('design A on H800', ['--gpu', 'h800'], gpu => 'h800');
-check_step('8,192 GPUs', ['--gpus', 8192], gpus => 8192);
-check_step('ZeRO-2, 4 micro-batches', ['--zero', 2, '--micro-batch-tokens', 4096],
-           zero => 2, micro => 4096);
+my @a = ('--tp', 8, '--zero', 3);
+my %a = (tp => 8, zero => 3);
+my $A = check_step('design A', [@a], %a);
+my $B = check_step('design B', $b, tp => 8, pp => 8, dp => 16, zero => 0, micro => 4096);
+check_step('design A at 200 Gbit/s', [@a, '--nic-gbps', 200], %a, nic => 25e9);
+check_step('design A at 80 %', [@a, '--link-efficiency', 0.8], %a, eff => 0.8);
+check_step('design A on H800', [@a, '--gpu', 'h800'], %a, gpu => 'h800');
+check_step('8,192 GPUs', [@a, '--gpus', 8192], %a, gpus => 8192);
+check_step('ZeRO-2, 4 micro-batches', ['--tp', 8, '--zero', 2, '--micro-batch-tokens', 4096],
+           tp => 8, zero => 2, micro => 4096);
+check_step('plain data parallelism (the defaults)', []);
+check_step('the brief\'s form', [qw(--params 7e9 --tokens 1e12 --batch-tokens 4194304
+    --gpus 64 --gpu h200 --mfu 0.45 --dp 64 --micro-batch-tokens 8192)],
+    params => 7e9, tokens => 1e12, batch => 4194304, gpus => 64, gpu => 'h200',
+    mfu => 0.45, micro => 8192);
 check_step('Llama 3 405B', [qw(--params 405e9 --tokens 15.6e12 --gpus 16384
     --batch-tokens 16777216 --tp 8 --pp 16 --zero 1 --hidden 16384
     --layers 126 --micro-batch-tokens 8192)],
     params => 405e9, tokens => 15.6e12, gpus => 16384, batch => 16777216,
-    pp => 16, zero => 1, hidden => 16384, layers => 126, micro => 8192);
+    tp => 8, pp => 16, zero => 1, hidden => 16384, layers => 126, micro => 8192);
 
 # The running example's numbers, with the tolerance their rounding allows.
 is($A->{tokens_per_step}, 2097152, 'global batch 128 × 16,384 tokens');
@@ -136,7 +143,7 @@ close_to($A->{nic_bytes_per_step} / 50e9, 1.5, 0.01, '... 1.5 s at 50 GB/s');
 close_to($A->{nic_bandwidth_ratio}, 0.48, 0.01, 'ratio ≈ 0.48');
 is($A->{dp_link}, 'nic', 'FSDP crosses the NIC');
 is($A->{tp_link}, 'nvlink', 'TP8 stays on NVLink');
-my $slow = fleet_json(qw(step --nic-gbps 200));
+my $slow = fleet_json('step', @a, '--nic-gbps', 200);
 close_to($slow->{nic_bandwidth_ratio}, 1, 0.05, '200 Gbit/s: ratio ≈ 1');
 close_to($slow->{nic_bandwidth_ratio}, 2 * $A->{nic_bandwidth_ratio}, 1e-12,
          '... twice the 400 Gbit/s ratio');
@@ -155,7 +162,7 @@ close_to($sharp->{dp_bytes_per_step}, 2 * 100e9 / 64, 1e-12,
          'SHARP: the all-reduce sends each gradient once');
 close_to($sharp->{tp_bytes_per_step}, 4 * 2 * 4096 * 12288 * 55 / 8 * 32, 1e-12,
          'NVLS: each TP all-reduce sends its buffer once');
-my $fsdp = fleet_json(qw(step --in-network));
+my $fsdp = fleet_json('step', @a, '--in-network');
 close_to($fsdp->{dp_bytes_per_step}, $A->{dp_bytes_per_step}, 1e-12,
          'FSDP (gathers and reduce-scatters) gains nothing in the network');
 my $a100 = fleet_json(qw(tp --gpu a100 --in-network));
@@ -245,7 +252,7 @@ unlike($text, qr/\$/, 'the derivation prints no dollars without a price');
 # ---------------------------------------------------------- bad input ----
 my $dir = tempdir(CLEANUP => 1);
 for my $case ([['step', '--tp', 3], '--tp'],
-              [['step', '--dp', 100], '--tp'],
+              [['step', '--tp', 8, '--dp', 100], '--tp'],
               [['step', '--batch-tokens', 1000000], '--batch-tokens'],
               [['step', '--micro-batch-tokens', 5000], '--micro-batch-tokens'],
               [['step', '--zero', 4], '--zero'],
@@ -280,7 +287,7 @@ for my $command ('step', 'tp') {
 # ----------------------------------------------------------- the book ----
 my $book = pdf_text("$root/build/book.pdf");
 (my $flat = $book) =~ s/\s+/ /g;
-for my $cmd (['step'], ['step', @$b], ['tp', '--tp', 16, '--link', 'nic'],
+for my $cmd (['step', @a], ['step', @$b], ['tp', '--tp', 16, '--link', 'nic'],
              ['step', '--parts']) {
     my (undef, $t) = run($fleet, @$cmd);
     my @lines = grep { /\S/ } split /\n/, $t;

@@ -7,23 +7,25 @@ transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
 $fleet step --parts                    --output "$transcripts/03-parts.txt"
 $fleet step --parts --csv              --output "$data/03-parts.csv"
 
-# Design A (the defaults) and design B, the same batch on the same fleet.
+# Design A and design B, the same batch on the same fleet.
+a="--tp 8 --zero 3"
 b="--tp 8 --pp 8 --dp 16 --zero 0 --micro-batch-tokens 4096"
-$fleet step                            --output "$transcripts/03-design-a.txt"
-$fleet step --latex DesignA            --output "$numbers/03-design-a.tex"
+$fleet step $a                         --output "$transcripts/03-design-a.txt"
+$fleet step $a --latex DesignA         --output "$numbers/03-design-a.tex"
 $fleet step $b                         --output "$transcripts/03-design-b.txt"
 $fleet step $b --latex DesignB         --output "$numbers/03-design-b.tex"
-$fleet step --nic-gbps 200 --latex SlowNic  --output "$numbers/03-slow-nic.tex"
+$fleet step $a --nic-gbps 200 --latex SlowNic \
+                                       --output "$numbers/03-slow-nic.tex"
 $fleet step $b --nic-gbps 200 --latex SlowNicB \
                                        --output "$numbers/03-slow-nic-b.tex"
-$fleet step --link-efficiency 0.8 --latex Efficient \
+$fleet step $a --link-efficiency 0.8 --latex Efficient \
                                        --output "$numbers/03-efficient.tex"
-$fleet step --in-network --latex DesignASharp \
+$fleet step $a --in-network --latex DesignASharp \
                                        --output "$numbers/03-design-a-sharp.tex"
 $fleet step $b --in-network --latex DesignBSharp \
                                        --output "$numbers/03-design-b-sharp.tex"
 # A larger fleet with the same global batch.
-$fleet step --gpus 8192 --latex Wide   --output "$numbers/03-wide.tex"
+$fleet step $a --gpus 8192 --latex Wide --output "$numbers/03-wide.tex"
 
 # Tensor parallelism inside the node, and across two nodes.
 $fleet tp                              --output "$transcripts/03-tp8.txt"
@@ -61,6 +63,6 @@ ratios() {   # ratios FLAGS...: the NIC's two ratios of one run, "r,rb"
 {
     echo "nic_gbps,a_ratio,a_bandwidth_ratio,b_ratio,b_bandwidth_ratio"
     for g in 100 150 200 300 400 600 800 1200 1600; do
-        echo "$g,$(ratios --nic-gbps $g),$(ratios $b --nic-gbps $g)"
+        echo "$g,$(ratios $a --nic-gbps $g),$(ratios $b --nic-gbps $g)"
     done
 } > "$data/03-nic.csv"
