@@ -11,6 +11,8 @@ static const struct {
 } subcommands[] = {
     { "memory", memory_main, "the static training state and the memory floor" },
     { "compute", compute_main, "training FLOPs, days on a fleet, fleet for a deadline" },
+    { "step", step_main, "the batch, the step, and bytes against compute per link" },
+    { "tp", tp_main, "a tensor-parallel block: all-reduce bytes against compute" },
 };
 
 enum { SUBCOMMANDS = sizeof subcommands / sizeof subcommands[0] };
