@@ -1,0 +1,52 @@
+# Tangled from chapters/04-activations.nw; edit the chapter, not this file.
+# usage: sh code/runs/04-activations.sh BUILD_DIR
+set -eu
+fleet="$1/bin/fleet"
+transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
+
+# Design A: TP8 x FSDP128, one micro-batch of 4 x 4,096 tokens per replica.
+a="--tp 8 --sequence-parallel --dp 128 --zero 3"
+# Design B: TP8 x PP8 x DP16, 32 micro-batches of one 4,096-token sequence.
+b="--tp 8 --sequence-parallel --pp 8 --micro-batches 32 --micro-batch 1
+   --dp 16 --zero 1"
+$fleet activations $a --recompute none      --latex ActANone \
+       --output "$numbers/04-a-none.tex"
+$fleet activations $a --recompute selective --latex ActASelective \
+       --output "$numbers/04-a-selective.tex"
+$fleet activations $a --recompute full      --latex ActAFull \
+       --output "$numbers/04-a-full.tex"
+$fleet activations $b --recompute none      --latex ActBNone \
+       --output "$numbers/04-b-none.tex"
+$fleet activations $b --recompute selective --latex ActBSelective \
+       --output "$numbers/04-b-selective.tex"
+$fleet activations $b --recompute full      --latex ActBFull \
+       --output "$numbers/04-b-full.tex"
+$fleet activations $a --recompute selective \
+       --output "$transcripts/04-design-a.txt"
+$fleet activations $b --recompute selective \
+       --output "$transcripts/04-design-b.txt"
+sed -n '/^bytes one layer/,/^  this run/p' "$transcripts/04-design-a.txt" \
+    > "$transcripts/04-layer.txt.tmp"
+mv "$transcripts/04-layer.txt.tmp" "$transcripts/04-layer.txt"
+
+# 16k read as 16,000 tokens; 100 layers; no sequence parallelism.
+$fleet activations --seq 4000 --tp 8 --sequence-parallel \
+       --recompute selective --latex ActApprox --output "$numbers/04-approx.tex"
+$fleet activations --layers 100 --tp 8 --sequence-parallel \
+       --recompute selective --latex ActHundred \
+       --output "$numbers/04-hundred.tex"
+$fleet activations --tp 8 --recompute selective --dp 128 --zero 3 \
+       --latex ActNoSp --output "$numbers/04-no-sp.tex"
+
+# Stages: equal ones (64 layers), and design B under GPipe and interleaving.
+$fleet activations --layers 64 --tp 8 --sequence-parallel --pp 8 \
+       --micro-batches 32 --micro-batch 1 --dp 16 --zero 1 \
+       --recompute selective --latex ActEqual --output "$numbers/04-equal.tex"
+$fleet activations $b --recompute selective --schedule gpipe \
+       --latex ActGpipe --output "$numbers/04-gpipe.tex"
+$fleet activations $b --recompute selective --schedule interleaved \
+       --chunks 2 --latex ActInterleaved --output "$numbers/04-interleaved.tex"
+
+# The figure: bytes per layer against sequence length.
+$fleet activations --tp 8 --sequence-parallel --micro-batch 1 --sweep \
+       --output "$data/04-per-layer.csv"
