@@ -55,19 +55,21 @@ $fleet activations $llama | sed -n '/ on 16 stages/,/^  heaviest/p' \
     > "$out/04-ex3.txt"
 run SolActC 04-ex3 $llama
 
-# Exercise 4.4: design B under GPipe, and the most micro-batches that fit.
-run SolActD 04-ex4 $b --recompute selective --schedule gpipe
+# Exercise 4.4: design B without recomputation under GPipe, and the most
+# micro-batches that fit.
+run SolActD 04-ex4 $b --recompute none --schedule gpipe
+run SolActDPlain 04-ex4-plain $b --recompute none
 most=0
 m=1
 while [ $m -le 32 ]; do
-    "$fleet" activations $pipeline --recompute selective --schedule gpipe \
+    "$fleet" activations $pipeline --recompute none --schedule gpipe \
         --micro-batches $m --json --output "$out/04-ex4-m.json"
     if [ "$(json "$out/04-ex4-m.json" fits)" = 1 ]; then most=$m; fi
     m=$((m + 1))
 done
 rm -f "$out/04-ex4-m.json"
 test "$most" -gt 0
-run SolActDMost 04-ex4-most $pipeline --recompute selective --schedule gpipe \
+run SolActDMost 04-ex4-most $pipeline --recompute none --schedule gpipe \
     --micro-batches "$most"
 {
     macro SolActDBubble "$(calc '%.0f' "100 * 7 / $most")\\,\\%"

@@ -21,13 +21,16 @@ $fleet activations $b --recompute selective --latex ActBSelective \
        --output "$numbers/04-b-selective.tex"
 $fleet activations $b --recompute full      --latex ActBFull \
        --output "$numbers/04-b-full.tex"
-$fleet activations $a --recompute selective \
-       --output "$transcripts/04-design-a.txt"
-$fleet activations $b --recompute selective \
-       --output "$transcripts/04-design-b.txt"
-sed -n '/^bytes one layer/,/^  this run/p' "$transcripts/04-design-a.txt" \
-    > "$transcripts/04-layer.txt.tmp"
-mv "$transcripts/04-layer.txt.tmp" "$transcripts/04-layer.txt"
+# The transcripts: the table of variants from design A's, and the rest of
+# each design's (its stages and its heaviest GPU) from the line of layers on.
+$fleet activations $a --recompute selective --output "$transcripts/04-a.txt"
+$fleet activations $b --recompute selective --output "$transcripts/04-b.txt"
+sed -n '/^bytes one layer/,/^  this run/p' "$transcripts/04-a.txt" \
+    > "$transcripts/04-layer.txt"
+sed -n '/ parameters each/,$p' "$transcripts/04-a.txt" \
+    > "$transcripts/04-design-a.txt"
+sed -n '/ parameters each/,$p' "$transcripts/04-b.txt" \
+    > "$transcripts/04-design-b.txt"
 
 # 16k read as 16,000 tokens; 100 layers; no sequence parallelism.
 $fleet activations --seq 4000 --tp 8 --sequence-parallel \
