@@ -51,7 +51,7 @@ approx=$(json "$out/04-ex2-approx.json" bytes_per_layer_without_scores)
 llama="--hidden 16384 --heads 128 --kv-heads 8 --ffn 53248 --gated --seq 8192
        --micro-batch 1 --vocab 128000 --layers 126 --tp 8 --sequence-parallel
        --recompute selective --pp 16 --micro-batches 16 --dp 128 --zero 1"
-$fleet activations $llama | sed -n '/ on 16 stages/,/^  heaviest/p' \
+$fleet activations $llama | sed -n '/ on 16 stages/,/^    GPipe/p' \
     > "$out/04-ex3.txt"
 run SolActC 04-ex3 $llama
 
@@ -72,6 +72,7 @@ test "$most" -gt 0
 run SolActDMost 04-ex4-most $pipeline --recompute none --schedule gpipe \
     --micro-batches "$most"
 {
+    macro SolActDMostMicroBatches "$most"
     macro SolActDBubble "$(calc '%.0f' "100 * 7 / $most")\\,\\%"
     macro SolActDBubbleOneFOneB "$(calc '%.0f' "100 * 7 / 32")\\,\\%"
 } > "$out/04-ex4-bubble.tex"

@@ -71,6 +71,8 @@ my %llama = (hidden => 16384, heads => 128, kv_heads => 8, ffn => 53248,
     says('SolActCHeaviestStage', $stage, '4.3: the heaviest GPU');
     ok($most != 0 && $stage != 0, '4.3: neither is the first stage');
     agrees('SolActCBytesPerGpu', $g->{total}, '4.3: its memory');
+    says('SolActCVerdict', $g->{total} <= 80e9 ? 'fits' : 'does not fit', '4.3: the verdict');
+    ok($g->{total} > 80e9, '4.3: as the prose says, it does not fit');
 }
 
 # 4.4: design B without recomputation under GPipe, and the most m that fits.
