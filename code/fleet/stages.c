@@ -23,6 +23,7 @@ double micro_batches_in_flight(Schedule s, double p, double m, double v,
         return fmin(p - r, m);
     /* interleaved: Megatron's warm-up of 2(p - r - 1) + (v - 1)p chunks, + 1,
        at most every chunk of every micro-batch; a chunk is 1/v of the stage */
+    v = fmax(v, 1);
     double chunks = fmin(2 * (p - r - 1) + (v - 1) * p + 1, m * v);
     return chunks / v;                       /* stage 0: p (1 + (p-1)/(p v)) */
 }

@@ -9,18 +9,13 @@ a="--tp 8 --sequence-parallel --dp 128 --zero 3"
 # Design B: TP8 x PP8 x DP16, 32 micro-batches of one 4,096-token sequence.
 b="--tp 8 --sequence-parallel --pp 8 --micro-batches 32 --micro-batch 1
    --dp 16 --zero 1"
-$fleet activations $a --recompute none      --latex ActANone \
-       --output "$numbers/04-a-none.tex"
-$fleet activations $a --recompute selective --latex ActASelective \
-       --output "$numbers/04-a-selective.tex"
-$fleet activations $a --recompute full      --latex ActAFull \
-       --output "$numbers/04-a-full.tex"
-$fleet activations $b --recompute none      --latex ActBNone \
-       --output "$numbers/04-b-none.tex"
-$fleet activations $b --recompute selective --latex ActBSelective \
-       --output "$numbers/04-b-selective.tex"
-$fleet activations $b --recompute full      --latex ActBFull \
-       --output "$numbers/04-b-full.tex"
+for r in none selective full; do
+    case $r in none) R=None ;; selective) R=Selective ;; full) R=Full ;; esac
+    $fleet activations $a --recompute $r --latex "ActA$R" \
+           --output "$numbers/04-a-$r.tex"
+    $fleet activations $b --recompute $r --latex "ActB$R" \
+           --output "$numbers/04-b-$r.tex"
+done
 # The transcripts: the table of variants from design A's, and the rest of
 # each design's (its stages and its heaviest GPU) from the line of layers on.
 $fleet activations $a --recompute selective --output "$transcripts/04-a.txt"
