@@ -51,7 +51,7 @@ approx=$(json "$out/04-ex2-approx.json" bytes_per_layer_without_scores)
 llama="--hidden 16384 --heads 128 --kv-heads 8 --ffn 53248 --gated --seq 8192
        --micro-batch 1 --vocab 128000 --layers 126 --tp 8 --sequence-parallel
        --recompute selective --pp 16 --micro-batches 16 --dp 128 --zero 1"
-$fleet activations $llama | sed -n '/ on 16 stages/,/^    GPipe/p' \
+$fleet activations $llama | sed -n '/ parameters each/,/^    GPipe/p' \
     > "$out/04-ex3.txt"
 run SolActC 04-ex3 $llama
 

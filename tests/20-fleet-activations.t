@@ -90,6 +90,9 @@ sub stage_memory {
     my $layers = (stage_layers($l->{layers}, $p))[$r];
     my $per = params_per_layer(%$l);
     my $vh = $l->{vocab} * $l->{hidden};
+    # The model's stated size, when there is one, scales the shape's counts.
+    my $scale = $l->{params} ? $l->{params} / ($l->{layers} * $per + 2 * $vh) : 1;
+    ($per, $vh) = ($per * $scale, $vh * $scale);
     my $params = ($layers * $per + ($r == 0 ? $vh : 0)
                   + ($r == $p - 1 ? $vh : 0)) / $t;
     my %shape = (s => $l->{seq}, b => $l->{micro_batch}, h => $l->{hidden},
@@ -119,7 +122,10 @@ sub stage_memory {
 # equals) with the stage it is on.
 sub layout {
     my (%l) = (%DEFAULT, @_);
-    $l{layers} //= sprintf('%.0f', ($l{params} // 100e9) / params_per_layer(%l));
+    if (!defined $l{layers}) {
+        $l{params} //= 100e9;
+        $l{layers} = sprintf('%.0f', $l{params} / params_per_layer(%l));
+    }
     return \%l;
 }
 sub gpu_memory {
@@ -205,6 +211,14 @@ my $design_b = { tp => 8, sp => 1, pp => 8, micro_batches => 32,
                  micro_batch => 1, dp => 16, zero => 1 };
 my $ja = fleet_json('activations', flags(%$design_a, rc => 'selective'));
 is($ja->{layers}, 55, '100e9 at hidden 12,288 is 55 layers');
+close_to($ja->{state_bytes}, 100e9 * 16 / (8 * 128), 1e-12,
+         'design A: 100e9 x 16 B over TP8 x FSDP128, the 1.6 GB per GPU');
+my $jl = fleet_json(qw(activations --layers 55 --tp 8 --dp 128 --zero 3));
+close_to($jl->{state_bytes}, (55 * 12 * 12288**2 + 2 * 50304 * 12288) * 16 / 1024,
+         1e-12, '--layers alone: the state of the shape\'s count');
+my $jboth = fleet_json(qw(activations --layers 55 --params 120e9 --tp 8 --dp 128 --zero 3));
+close_to($jboth->{state_bytes}, 120e9 * 16 / 1024, 1e-12,
+         '--layers and --params: the state of the stated size');
 close_to($ja->{bytes_per_layer_without_scores}, 34 * 16384 * 12288, 1e-12,
          '34 sbh at 16,384 tokens x 12,288');
 close_to($ja->{bytes_per_layer_without_scores}, 6.85e9, 0.001, '... is 6.85 GB');
@@ -334,7 +348,6 @@ refused('--micro-batches', qw(--pp 8 --micro-batches 4 --schedule interleaved));
 refused('--kv-heads', qw(--kv-heads 5));
 refused('--kv-heads', qw(--kv-heads 4 --tp 8));
 refused('--cp', qw(--cp 3));
-refused('--layers', qw(--layers 10 --params 10e9));
 refused('--pp', qw(--layers 4 --pp 8 --micro-batches 8));
 refused('--gpu', qw(--gpu v100));
 refused('--sweep', qw(--sweep --json));

@@ -116,15 +116,17 @@ static void print_stages(FILE *out, const Layout *l)
 {
     fprintf(out, "\n%s layers × %s parameters each", grouped(l->layers).s,
             eng(params_per_layer(l)).s);
+    if (l->params > 0)
+        fprintf(out, " (the state scaled to %s in all)", eng(l->params).s);
     if (l->pp <= 1) {
-        fprintf(out, ", no pipeline: one micro-batch in flight\n");
+        fprintf(out, "\nno pipeline: one micro-batch in flight\n");
         return;
     }
-    fprintf(out, " on %s stages, %s micro-batches, %s:\n",
-            grouped(l->pp).s, grouped(l->micro_batches).s,
-            schedule_titles[l->schedule]);
+    fprintf(out, "\n%s stages, %s micro-batches, %s", grouped(l->pp).s,
+            grouped(l->micro_batches).s, schedule_titles[l->schedule]);
     if (l->schedule == SCHEDULE_INTERLEAVED)
-        fprintf(out, "  (%s chunks per rank)\n", grouped(l->chunks).s);
+        fprintf(out, " with %s chunks per rank", grouped(l->chunks).s);
+    fprintf(out, ":\n");
     fprintf(out, "  stage  layers  in flight  activations  GPU total\n");
     for (double r = 0; r < l->pp; r++) {
         GpuMemory g = gpu_memory_of_stage(l, r);
@@ -160,7 +162,7 @@ static void print_gpu_memory(FILE *out, const Layout *l, const GpuMemory *g,
                 + g->buffers;
     if (g->gathered > 0)
         fprintf(out, "  gathered      = 2 units × %s × 2 B ÷ %s = %s\n",
-                eng(params_per_layer(l)).s, grouped(t).s,
+                eng(g->gathered * t / 4).s, grouped(t).s,
                 bytes_auto(g->gathered).s);
     else
         fprintf(out, "  gathered      = 0 (weights not sharded)\n");
@@ -171,8 +173,7 @@ static void print_gpu_memory(FILE *out, const Layout *l, const GpuMemory *g,
     else
         fprintf(out, "  logits        = 0 (on the last stage only)\n");
     fprintf(out, "  buffers       = %s (--library-bytes)%s = %s\n",
-            bytes_auto(g->buffers - (l->zero >= 2 ? params_per_layer(l) * 2 / t
-                                                  : 0)).s,
+            bytes_auto(l->library_bytes).s,
             l->zero >= 2 ? " + one unit's gradients" : "",
             bytes_auto(g->buffers).s);
     fprintf(out, "  CUDA context  = %s (--context-bytes)\n",
@@ -226,7 +227,8 @@ static void report_activations(Report *r, const Layout *l,
     report_add(r, "layers", FIELD_COUNT, l->layers);
     report_add(r, "params_per_layer", FIELD_ENG, params_per_layer(l));
     report_add(r, "layer_params", FIELD_ENG, l->layers * params_per_layer(l));
-    report_add(r, "params", FIELD_ENG, l->params);
+    report_add(r, "params", FIELD_ENG, l->params > 0 ? l->params
+        : l->layers * params_per_layer(l) + 2 * l->vocab * l->hidden);
     for (int i = 0; i < n; i++)
         report_add(r, keys[i], FIELD_BYTES, variant_bytes(a, &v[i]));
     report_add(r, "bytes_per_layer", FIELD_BYTES, per_layer);
@@ -292,8 +294,8 @@ int activations_main(int argc, char **argv)
           "for the running example)", 50304, NULL, 0 },
         { "--layers", OPT_COUNT, 1e5, "transformer layers L (default: as "
           "many as --params makes at this shape)", 0, NULL, 0 },
-        { "--params", OPT_NUMBER, 1e15, "parameters, which set the layer "
-          "count when --layers is not given", 100e9, NULL, 0 },
+        { "--params", OPT_NUMBER, 1e15, "the model's parameters: the state is "
+          "scaled to them (default with --layers: the shape's)", 100e9, NULL, 0 },
         { "--tp", OPT_COUNT, 1024, "tensor-parallel degree t (divides "
           "--heads)", 8, NULL, 0 },
         { "--sequence-parallel", OPT_SWITCH, 0, "split the activations "
@@ -372,8 +374,6 @@ int activations_main(int argc, char **argv)
     else if (fmod(seq, cp) != 0)
         complain(command, "--cp (%s) must divide --seq (%s)", grouped(cp).s,
                  grouped(seq).s);
-    else if (GIVEN("--layers") && GIVEN("--params"))
-        complain(command, "--layers and --params are alternatives; give one");
     else if (GIVEN("--chunks") && schedule != SCHEDULE_INTERLEAVED)
         complain(command, "--chunks applies only to --schedule interleaved");
     else if (schedule == SCHEDULE_INTERLEAVED && chunks < 2)
@@ -406,7 +406,7 @@ int activations_main(int argc, char **argv)
     };
     l.layers = GIVEN("--layers") ? NUMBER("--layers")
                                  : layers_for_params(&l, NUMBER("--params"));
-    l.params = l.layers * params_per_layer(&l) + 2 * l.vocab * l.hidden;
+    l.params = GIVEN("--layers") && !GIVEN("--params") ? 0 : NUMBER("--params");
     if (pp > l.layers) {
         complain(command, "--pp (%s) cannot exceed the layers (%s)",
                  grouped(pp).s, grouped(l.layers).s);

@@ -85,7 +85,7 @@ typedef enum { SCHEDULE_GPIPE, SCHEDULE_1F1B, SCHEDULE_INTERLEAVED } Schedule;
 /* A layout of the model on the fleet: what gpu_memory and the planner read. */
 typedef struct {
     /* the model */
-    double params;            /* all parameters (the shape's, when given)   */
+    double params;            /* the model's size; 0: the shape's count     */
     double layers, hidden, heads, seq, vocab;
     double ffn;               /* the MLP's inner width (0 reads as 4h)      */
     double kv_heads;          /* key-value heads (0 reads as heads)         */

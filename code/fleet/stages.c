@@ -40,8 +40,11 @@ GpuMemory gpu_memory_of_stage(const Layout *l, double r)
     double p = l->pp > 1 ? l->pp : 1, t = l->tp > 1 ? l->tp : 1;
     double cp = l->cp > 1 ? l->cp : 1, dp = l->dp > 1 ? l->dp : 1;
     double layers = layers_on_stage(l->layers, p, r);
-    double per_layer = params_per_layer(l);
     double vh = l->vocab * l->hidden;                /* embedding, and head */
+    double shape = l->layers * params_per_layer(l) + 2 * vh;
+    double scale = l->params > 0 ? l->params / shape : 1;   /* to --params */
+    double per_layer = params_per_layer(l) * scale;
+    vh *= scale;
     double params = layers * per_layer + (r == 0 ? vh : 0)
                   + (r == p - 1 ? vh : 0);
     MemoryFloor stage = { .params = params / t };
