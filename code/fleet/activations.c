@@ -294,8 +294,9 @@ int activations_main(int argc, char **argv)
           "for the running example)", 50304, NULL, 0 },
         { "--layers", OPT_COUNT, 1e5, "transformer layers L (default: as "
           "many as --params makes at this shape)", 0, NULL, 0 },
-        { "--params", OPT_NUMBER, 1e15, "the model's parameters: the state is "
-          "scaled to them (default with --layers: the shape's)", 100e9, NULL, 0 },
+        { "--params", OPT_NUMBER, 1e15, "the model's size: sets the layer "
+          "count and scales the state (--layers alone: the shape's count)",
+          100e9, NULL, 0 },
         { "--tp", OPT_COUNT, 1024, "tensor-parallel degree t (divides "
           "--heads)", 8, NULL, 0 },
         { "--sequence-parallel", OPT_SWITCH, 0, "split the activations "
