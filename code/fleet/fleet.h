@@ -136,14 +136,19 @@ typedef struct {
     double tp;                /* t, tensor-parallel degree                 */
     int sequence_parallel;    /* 1: LayerNorm and dropout split over t too */
     Recompute recompute;
+    double cp;                /* context-parallel degree: each GPU holds
+                                 s/cp of the queries (0 reads as 1)        */
 } LayerActivations;
 typedef enum { SCHEDULE_GPIPE, SCHEDULE_1F1B, SCHEDULE_INTERLEAVED } Schedule;
 
 /* A layout of the model on the fleet: what gpu_memory and the planner read. */
 typedef struct {
     /* the model */
-    double params;            /* all parameters                             */
+    double params;            /* the model's size; 0: the shape's count     */
     double layers, hidden, heads, seq, vocab;
+    double ffn;               /* the MLP's inner width (0 reads as 4h)      */
+    double kv_heads;          /* key-value heads (0 reads as heads)         */
+    int gated;                /* 1: a gated MLP, three matrices (SwiGLU)    */
     /* the layout */
     double tp, cp, pp, dp;    /* tensor, context, pipeline, data degrees    */
     int zero;                 /* over dp × cp: 0 plain, 1, 2, 3 (FSDP)      */
@@ -155,6 +160,10 @@ typedef struct {
     double micro_batch;       /* b, sequences per micro-batch               */
     const Gpu *gpu;
     const StateBytes *state;  /* bytes of state by kind: mixed-precision Adam */
+    /* what no formula gives: assumptions, 0 reads as the default below */
+    double context_bytes;     /* CUDA context and kernels, per GPU          */
+    double library_bytes;     /* the collective library's own buffers       */
+    double fragmentation;     /* the allocator's slack, a fraction          */
 } Layout;
 
 /* What one GPU holds at its peak, by kind, in bytes. */
@@ -168,7 +177,16 @@ typedef struct {
     double fragmentation;     /* the allocator's slack                      */
     double total;
     int heaviest_stage;       /* the stage whose GPU this is                */
+    /* how the activations come about, on that stage */
+    double stage_layers;      /* layers on the stage                        */
+    double stage_params;      /* its parameters, all TP ranks together      */
+    double in_flight;         /* micro-batches in flight at its peak        */
+    double recomputing;       /* of activations: the layer being recomputed */
 } GpuMemory;
+/* Defaults of what no formula gives (the text says why each). */
+#define CONTEXT_BYTES_DEFAULT 1e9     /* CUDA context and loaded kernels    */
+#define LIBRARY_BYTES_DEFAULT 0.5e9   /* NCCL's buffers, all communicators  */
+#define FRAGMENTATION_DEFAULT 0.10    /* of what the allocator holds        */
 typedef int Subcommand(int argc, char **argv);
 double state_bytes_per_param(const StateBytes *s);
 /* The part named by --gpu, or NULL after printing an error. */
@@ -233,6 +251,11 @@ double layers_on_stage(double layers, double p, double r);
    the stage's whole set of layers). */
 double micro_batches_in_flight(Schedule s, double p, double m, double v,
                                double r);
-/* The memory of the heaviest GPU of a layout. */
+/* What the GPUs of stage r hold, and the heaviest GPU of a layout. */
+GpuMemory gpu_memory_of_stage(const Layout *l, double r);
 GpuMemory gpu_memory(const Layout *l);
+/* Parameters of one transformer layer: attention 2h^2 + 2 h h_kv, MLP
+   2 h ffn (GELU) or 3 h ffn (gated); layer norms and biases left out. */
+double params_per_layer(const Layout *l);
+int activations_main(int argc, char **argv);
 #endif

@@ -13,6 +13,7 @@ static const struct {
     { "compute", compute_main, "training FLOPs, days on a fleet, fleet for a deadline" },
     { "step", step_main, "the batch, the step, and bytes against compute per link" },
     { "tp", tp_main, "a tensor-parallel block: all-reduce bytes against compute" },
+    { "activations", activations_main, "activation memory per layer, stage and GPU" },
 };
 
 enum { SUBCOMMANDS = sizeof subcommands / sizeof subcommands[0] };
@@ -21,7 +22,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: fleet COMMAND [flags]   (fleet COMMAND --help)\n\n");
     for (int i = 0; i < SUBCOMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", subcommands[i].name,
+        fprintf(out, "  %-12s %s\n", subcommands[i].name,
                 subcommands[i].summary);
 }
 
