@@ -147,6 +147,17 @@ my $slow = fleet_json('step', @a, '--nic-gbps', 200);
 close_to($slow->{nic_bandwidth_ratio}, 1, 0.05, '200 Gbit/s: ratio ≈ 1');
 close_to($slow->{nic_bandwidth_ratio}, 2 * $A->{nic_bandwidth_ratio}, 1e-12,
          '... twice the 400 Gbit/s ratio');
+# A fleet eight times larger with the same batch: the rings of 1,024 ranks
+# pay more in latency than the whole step computes (the chapter says so).
+my $wide = fleet_json('step', @a, '--gpus', 8192);
+close_to($wide->{nic_latency_seconds}, 3 * 55 * 1023 * 14e-6, 1e-9,
+         '8,192 GPUs: 3 collectives × 55 layers × 1,023 ring steps × 14 us');
+cmp_ok($wide->{nic_latency_seconds}, '>', 2 * $wide->{compute_seconds_per_step},
+       '... several times the compute');
+cmp_ok($wide->{nic_latency_seconds}, '>', $wide->{nic_seconds_per_step} / 2,
+       '... most of the NIC time');
+close_to($wide->{nic_ratio}, $wide->{nic_seconds_per_step} / $wide->{compute_seconds_per_step},
+         1e-12, '... ratio with latency');
 is($B->{tokens_per_replica}, 131072, 'design B: 131,072 tokens per pipeline');
 is($B->{micro_batches_per_replica}, 32, '... 32 micro-batches of one sequence');
 close_to($B->{dp_bytes_per_step}, 2 * 2 * 100e9 / 64 * 15 / 16, 1e-12,
@@ -306,6 +317,20 @@ for my $topic ('16, 18 or 20 bytes', '2ND, 6ND or 8ND',
 for my $phrase ('communication seconds per step against compute seconds per step',
                 'a single peer gets one link', 'critical batch size') {
     ok(index($flat, $phrase) >= 0, "the book says: $phrase");
+}
+# The book speaks about its subject, never about the documents it grew from.
+unlike($flat, qr/running example.s source/, 'no "the running example\'s source"');
+# The links are not an order of magnitude apart each: PCIe outruns the NIC.
+unlike($flat, qr/differ by an order of magnitude each/, 'no claim that PCIe is ten times the NIC');
+# One compute figure per step in the lesson: TP8's share is quoted against
+# the step's compute, and the interview answer pairs each ratio with its time.
+my $tp8ratio = sprintf '%.3g', $A->{nvlink_ratio};
+my $tp8s = sprintf '%.3g', $A->{nvlink_seconds_per_step};
+ok(index($flat, "$tp8s s on NVLink: $tp8ratio of the step") >= 0,
+   "TP8 on NVLink is $tp8ratio of the step's compute");
+for my $nw ("$root/chapters/01-memory-floor.nw", "$root/chapters/02-compute-and-fleet.nw",
+            "$root/chapters/03-step.nw") {
+    unlike(slurp($nw), qr/running example's\s+source/, "$nw: no mention of a source document");
 }
 for my $figure ('03-zero', '03-nic') {
     ok(-s "$root/build/figures/$figure.pdf", "figure $figure was drawn");
