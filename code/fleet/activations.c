@@ -325,7 +325,7 @@ int activations_main(int argc, char **argv)
         { "--library-bytes", OPT_NUMBER, 1e12, "the collective library's "
           "buffers per GPU (an assumption)", LIBRARY_BYTES_DEFAULT, NULL, 0 },
         { "--fragmentation", OPT_NUMBER, 1, "the allocator's slack, a "
-          "fraction of what it holds (an assumption)",
+          "fraction of the live bytes (an assumption)",
           FRAGMENTATION_DEFAULT, NULL, 0 },
         { "--sweep", OPT_SWITCH, 0, "print CSV of bytes per layer against "
           "sequence length, by recomputation, and exit", 0, NULL, 0 },
