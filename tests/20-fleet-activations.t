@@ -108,8 +108,12 @@ sub stage_memory {
     $g{stored} = $kept * $layers * $flight;
     $g{activations} = $g{stored} + $whole - $kept;
     $g{gathered} = $l->{zero} == 3 ? 2 * $per * 2 / $t : 0;
+    # fp32 logits (and one gradient) on the last stage: one micro-batch's
+    # under 1F1B, every micro-batch's under GPipe, whose losses all run
+    # before the first backward pass.
+    my $copies = $p > 1 && $l->{schedule} eq 'gpipe' ? $l->{micro_batches} + 1 : 2;
     $g{logits} = $r == $p - 1
-        ? 2 * 4 * $l->{micro_batch} * $l->{seq} / $cp * $l->{vocab} / $t : 0;
+        ? $copies * 4 * $l->{micro_batch} * $l->{seq} / $cp * $l->{vocab} / $t : 0;
     $g{buffers} = $l->{library} + ($l->{zero} >= 2 ? $per * 2 / $t : 0);
     $g{context} = $l->{context};
     my $held = sum(@g{qw(state activations gathered logits buffers)});
@@ -277,6 +281,13 @@ ok($total{'B none'} > 70e9, '... close to the edge');
 my $jb = fleet_json('activations', flags(%$design_b, rc => 'selective'));
 is($jb->{heaviest_stage}, 1, "design B: the second stage is the heaviest (6 + 7 x 7 layers)");
 ok($jb->{peak_activation_bytes_gpipe} > 40e9, 'design B under GPipe keeps over 40 GB');
+{
+    my $jg = fleet_json('activations', flags(%$design_b, rc => 'selective',
+                                              schedule => 'gpipe'));
+    is($jg->{heaviest_stage}, 7, 'design B under GPipe: the last stage is the heaviest');
+    close_to($jg->{logits_bytes}, 33 * 4 * 4096 * 50304 / 8, 1e-12,
+             '... keeping the fp32 logits of all 32 micro-batches and one gradient');
+}
 ok($jb->{peak_activation_bytes_interleaved} > $jb->{peak_activation_bytes_1f1b},
    'interleaving keeps more than 1F1B');
 
