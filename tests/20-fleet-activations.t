@@ -108,8 +108,12 @@ sub stage_memory {
     $g{stored} = $kept * $layers * $flight;
     $g{activations} = $g{stored} + $whole - $kept;
     $g{gathered} = $l->{zero} == 3 ? 2 * $per * 2 / $t : 0;
+    # fp32 logits (and one gradient) on the last stage: one micro-batch's
+    # under 1F1B, every micro-batch's under GPipe, whose losses all run
+    # before the first backward pass.
+    my $copies = $p > 1 && $l->{schedule} eq 'gpipe' ? $l->{micro_batches} + 1 : 2;
     $g{logits} = $r == $p - 1
-        ? 2 * 4 * $l->{micro_batch} * $l->{seq} / $cp * $l->{vocab} / $t : 0;
+        ? $copies * 4 * $l->{micro_batch} * $l->{seq} / $cp * $l->{vocab} / $t : 0;
     $g{buffers} = $l->{library} + ($l->{zero} >= 2 ? $per * 2 / $t : 0);
     $g{context} = $l->{context};
     my $held = sum(@g{qw(state activations gathered logits buffers)});
@@ -277,6 +281,13 @@ ok($total{'B none'} > 70e9, '... close to the edge');
 my $jb = fleet_json('activations', flags(%$design_b, rc => 'selective'));
 is($jb->{heaviest_stage}, 1, "design B: the second stage is the heaviest (6 + 7 x 7 layers)");
 ok($jb->{peak_activation_bytes_gpipe} > 40e9, 'design B under GPipe keeps over 40 GB');
+{
+    my $jg = fleet_json('activations', flags(%$design_b, rc => 'selective',
+                                              schedule => 'gpipe'));
+    is($jg->{heaviest_stage}, 7, 'design B under GPipe: the last stage is the heaviest');
+    close_to($jg->{logits_bytes}, 33 * 4 * 4096 * 50304 / 8, 1e-12,
+             '... keeping the fp32 logits of all 32 micro-batches and one gradient');
+}
 ok($jb->{peak_activation_bytes_interleaved} > $jb->{peak_activation_bytes_1f1b},
    'interleaving keeps more than 1F1B');
 
@@ -378,4 +389,43 @@ like($chapter, qr/Figure 4\.2/, 'the per-layer figure is placed');
 like($chapter, qr/5as\/h \(scores\)/, 'the diagram labels the scores');
 ok(-s root() . '/build/figures/04-per-layer.pdf', 'figure 04-per-layer was drawn');
 unlike($chapter, qr/\?\?/, 'no undefined reference in chapter 4');
+
+# The lesson comes first: the printers, the flags and the runs after the drill.
+{
+    my $drill = index($chapter, 'Interview drill The question');
+    my $code = index($chapter, 'The code fleet activations takes');
+    my $runs = index($chapter, 'The runs behind this chapter');
+    ok($drill >= 0 && $code > $drill && $runs > $code,
+       'the code and the runs come after the interview drill');
+}
+# The drill's answer to "where does the 34 come from?" adds up to 34.
+{
+    my ($answer) = $chapter =~ /Where does the 34 come from\?\W+(.*?)the scores add/;
+    ok(defined $answer, 'the drill says where the 34 comes from');
+    $answer //= '';
+    my @groups = $answer =~ /\((\d+(?: \+ \d+)*)/g;
+    my $bytes = sum(0, map { sum(split / \+ /) } @groups);
+    $bytes += 2 if $answer =~ /two one-byte dropout masks/;
+    is($bytes, 34, "the drill's tensors add up to 34 bytes ($answer)");
+}
+# "None of the last three is small" names them in the order of the list:
+# buffers, CUDA context, fragmentation, as the transcript prints them.
+{
+    my ($buf) = $chapter =~
+        /buffers = [\d.]+ [kMGT]?B \(--library-bytes\)[^=]*= (\d[\d.]* [kMGT]?B)/;
+    my ($ctx) = $chapter =~ /CUDA context = (\d[\d.]* [kMGT]?B)/;
+    my ($frag) = $chapter =~
+        /fragmentation = 10 % of [\d.]+ [kMGT]?B \(--fragmentation\) = (\d[\d.]* [kMGT]?B)/;
+    ok(defined $buf && defined $ctx && defined $frag,
+       "design A's transcript prints buffers, context and fragmentation");
+    ok(index($chapter, "None of the last three is small: at design A’s layout they are "
+             . join(', ', grep defined, $buf, $ctx) . " and " . ($frag // '')) >= 0,
+       'the three terms are named in the order of the list');
+}
+# The prose says what the code does with --fragmentation: a fraction of the
+# live bytes, not of what the allocator holds in all.
+like($chapter, qr/holds 10 % more than the live tensors/,
+     'fragmentation: 10 % on top of the live bytes, as gpu_memory adds it');
+unlike($chapter, qr/no single GPU could hold even one layer/,
+       'one layer (39 GB) fits on a card; the text does not say otherwise');
 done_testing();

@@ -167,8 +167,10 @@ static void print_gpu_memory(FILE *out, const Layout *l, const GpuMemory *g,
     else
         fprintf(out, "  gathered      = 0 (weights not sharded)\n");
     if (g->logits > 0)
-        fprintf(out, "  logits        = 2 × 4 B × %s tokens × %s vocab ÷ %s "
-                "= %s\n", grouped(l->micro_batch * l->seq / fmax(l->cp, 1)).s,
+        fprintf(out, "  logits        = %s × 4 B × %s tokens × %s vocab ÷ %s "
+                "= %s\n", grouped(g->logits / (4 * l->micro_batch * l->seq
+                                     / fmax(l->cp, 1) * l->vocab / t)).s,
+                grouped(l->micro_batch * l->seq / fmax(l->cp, 1)).s,
                 grouped(l->vocab).s, grouped(t).s, bytes_auto(g->logits).s);
     else
         fprintf(out, "  logits        = 0 (on the last stage only)\n");
@@ -325,7 +327,7 @@ int activations_main(int argc, char **argv)
         { "--library-bytes", OPT_NUMBER, 1e12, "the collective library's "
           "buffers per GPU (an assumption)", LIBRARY_BYTES_DEFAULT, NULL, 0 },
         { "--fragmentation", OPT_NUMBER, 1, "the allocator's slack, a "
-          "fraction of what it holds (an assumption)",
+          "fraction of the live bytes (an assumption)",
           FRAGMENTATION_DEFAULT, NULL, 0 },
         { "--sweep", OPT_SWITCH, 0, "print CSV of bytes per layer against "
           "sequence length, by recomputation, and exit", 0, NULL, 0 },

@@ -186,7 +186,7 @@ typedef struct {
 /* Defaults of what no formula gives (the text says why each). */
 #define CONTEXT_BYTES_DEFAULT 1e9     /* CUDA context and loaded kernels    */
 #define LIBRARY_BYTES_DEFAULT 0.5e9   /* NCCL's buffers, all communicators  */
-#define FRAGMENTATION_DEFAULT 0.10    /* of what the allocator holds        */
+#define FRAGMENTATION_DEFAULT 0.10    /* on top of the live bytes           */
 typedef int Subcommand(int argc, char **argv);
 double state_bytes_per_param(const StateBytes *s);
 /* The part named by --gpu, or NULL after printing an error. */

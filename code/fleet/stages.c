@@ -35,6 +35,15 @@ double params_per_layer(const Layout *l)
     double ffn = l->ffn > 0 ? l->ffn : 4 * h;
     return 2 * h * h + 2 * h * h_kv + (l->gated ? 3 : 2) * h * ffn;
 }
+/* Micro-batches' fp32 logits the last stage keeps at once, counting the
+   gradient as one: GPipe keeps every micro-batch's until the backward
+   passes, the other schedules run each backward pass right after its loss. */
+static double logits_kept(const Layout *l)
+{
+    return l->pp > 1 && l->schedule == SCHEDULE_GPIPE ? l->micro_batches + 1
+                                                      : 2;
+}
+
 GpuMemory gpu_memory_of_stage(const Layout *l, double r)
 {
     double p = l->pp > 1 ? l->pp : 1, t = l->tp > 1 ? l->tp : 1;
@@ -66,7 +75,8 @@ GpuMemory gpu_memory_of_stage(const Layout *l, double r)
     if (l->zero >= 3)       /* the unit computing and the one prefetched */
         g.gathered = 2 * per_layer * 2 / t;
     if (r == p - 1)         /* fp32 logits and their gradient, vocab split by t */
-        g.logits = 2 * 4 * l->micro_batch * l->seq / cp * l->vocab / t;
+        g.logits = logits_kept(l) * 4 * l->micro_batch * l->seq / cp
+                 * l->vocab / t;
     g.buffers = l->library_bytes > 0 ? l->library_bytes : LIBRARY_BYTES_DEFAULT;
     if (l->zero >= 2)       /* one unit's 16-bit gradients, to reduce-scatter */
         g.buffers += per_layer * 2 / t;
