@@ -110,6 +110,33 @@ typedef struct {
     double total;
     int heaviest_stage;       /* the stage whose GPU this is                */
 } GpuMemory;
+typedef enum { PIPE_FORWARD, PIPE_BACKWARD } PipeOpKind;
+
+typedef struct {
+    PipeOpKind kind;
+    int micro_batch;          /* 0 .. m-1                                  */
+    int chunk;                /* 0 .. v-1                                  */
+    double start, end;        /* filled in by the simulation               */
+} PipeOp;
+
+typedef struct {
+    /* what is given */
+    Schedule schedule;
+    int stages;               /* p                                         */
+    int micro_batches;        /* m                                         */
+    int chunks;               /* v: 1 unless interleaved                   */
+    double backward_ratio;    /* R: a backward takes R forwards' time      */
+    double p2p_seconds;       /* X: time to send an activation to the next stage */
+    /* the timeline: stage r's operations are ops[r * per_stage ...]       */
+    PipeOp *ops;
+    int per_stage;            /* 2 m v                                     */
+    /* what follows */
+    double step_time;         /* when the last operation ends              */
+    double compute;           /* busy time of one stage: m (1 + R)         */
+    double idle;              /* step_time - compute                       */
+    double bubble;            /* idle ÷ step_time                          */
+    double bubble_over_compute; /* idle ÷ compute                          */
+} Pipeline;
 typedef struct {
     int stage;                 /* 0: plain data parallel; 1, 2, 3: ZeRO    */
     double ranks;              /* N_d, the data-parallel degree             */
@@ -142,6 +169,15 @@ double micro_batches_in_flight(Schedule s, double p, double m, double v,
                                double r);
 /* The memory of the heaviest GPU of a layout. */
 GpuMemory gpu_memory(const Layout *l);
+/* Fill in p->ops and the times; 0, or -1 if the schedule deadlocks. */
+int simulate_pipeline(Pipeline *p);
+int pipeline_warmup(const Pipeline *p, int r);
+double pipeline_peak_in_flight(const Pipeline *p, int r);
+double bubble_over_compute_closed(Schedule s, double p, double m, double v);
+int pipeline_main(int argc, char **argv);
+/* The schedule named by --schedule (gpipe, 1f1b, interleaved); -1 if
+   unknown, after printing an error that names the flag. */
+int find_schedule(const char *command, const char *name);
 ShardedState shard_state(const MemoryFloor *m, const StateBytes *s, int stage,
                          double ranks);
 void print_sharded_state(FILE *out, const MemoryFloor *m, const StateBytes *s,

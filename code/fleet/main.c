@@ -11,6 +11,7 @@ static const struct {
 } subcommands[] = {
     { "memory", memory_main, "the static training state and the memory floor" },
     { "compute", compute_main, "training FLOPs, days on a fleet, fleet for a deadline" },
+    { "pipeline", pipeline_main, "a pipeline schedule's timeline and bubble" },
 };
 
 enum { SUBCOMMANDS = sizeof subcommands / sizeof subcommands[0] };
