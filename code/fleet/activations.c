@@ -3,7 +3,8 @@
 
 double activation_bytes_per_layer(const LayerActivations *a)
 {
-    double sbh = a->seq * a->micro_batch * a->hidden;
+    double cp = a->cp > 1 ? a->cp : 1;
+    double sbh = a->seq / cp * a->micro_batch * a->hidden;
     double t = a->tp;
     double scores = 5 * a->heads * a->seq / (a->hidden * t);    /* 5as/(ht) */
     if (a->recompute == RECOMPUTE_FULL)                 /* the layer's input */

@@ -77,14 +77,19 @@ typedef struct {
     double tp;                /* t, tensor-parallel degree                 */
     int sequence_parallel;    /* 1: LayerNorm and dropout split over t too */
     Recompute recompute;
+    double cp;                /* context-parallel degree: each GPU holds
+                                 s/cp of the queries (0 reads as 1)        */
 } LayerActivations;
 typedef enum { SCHEDULE_GPIPE, SCHEDULE_1F1B, SCHEDULE_INTERLEAVED } Schedule;
 
 /* A layout of the model on the fleet: what gpu_memory and the planner read. */
 typedef struct {
     /* the model */
-    double params;            /* all parameters                             */
+    double params;            /* all parameters (the shape's, when given)   */
     double layers, hidden, heads, seq, vocab;
+    double ffn;               /* the MLP's inner width (0 reads as 4h)      */
+    double kv_heads;          /* key-value heads (0 reads as heads)         */
+    int gated;                /* 1: a gated MLP, three matrices (SwiGLU)    */
     /* the layout */
     double tp, cp, pp, dp;    /* tensor, context, pipeline, data degrees    */
     int zero;                 /* over dp × cp: 0 plain, 1, 2, 3 (FSDP)      */
@@ -96,6 +101,10 @@ typedef struct {
     double micro_batch;       /* b, sequences per micro-batch               */
     const Gpu *gpu;
     const StateBytes *state;  /* bytes of state by kind: mixed-precision Adam */
+    /* what no formula gives: assumptions, 0 reads as the default below */
+    double context_bytes;     /* CUDA context and kernels, per GPU          */
+    double library_bytes;     /* the collective library's own buffers       */
+    double fragmentation;     /* the allocator's slack, a fraction          */
 } Layout;
 
 /* What one GPU holds at its peak, by kind, in bytes. */
@@ -110,6 +119,10 @@ typedef struct {
     double total;
     int heaviest_stage;       /* the stage whose GPU this is                */
 } GpuMemory;
+/* Defaults of what no formula gives (see the text for their sources). */
+#define CONTEXT_BYTES_DEFAULT 1e9     /* CUDA context and loaded kernels    */
+#define LIBRARY_BYTES_DEFAULT 0.5e9   /* NCCL's buffers, all communicators  */
+#define FRAGMENTATION_DEFAULT 0.10    /* of what the allocator holds        */
 typedef enum { PIPE_FORWARD, PIPE_BACKWARD } PipeOpKind;
 
 typedef struct {
@@ -169,6 +182,9 @@ double micro_batches_in_flight(Schedule s, double p, double m, double v,
                                double r);
 /* The memory of the heaviest GPU of a layout. */
 GpuMemory gpu_memory(const Layout *l);
+/* Parameters of one transformer layer: attention 2h^2 + 2 h h_kv, MLP
+   2 h ffn (GELU) or 3 h ffn (gated); LayerNorms and biases left out. */
+double params_per_layer(const Layout *l);
 /* Fill in p->ops and the times; 0, or -1 if the schedule deadlocks. */
 int simulate_pipeline(Pipeline *p);
 int pipeline_warmup(const Pipeline *p, int r);
