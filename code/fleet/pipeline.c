@@ -221,7 +221,8 @@ static void print_stages(FILE *out, const Pipeline *p)
     for (int r = 0; r < p->stages; r++)
         fprintf(out, "%d,%d,%.17g,%.17g\n", r, pipeline_warmup(p, r),
                 pipeline_peak_in_flight(p, r),
-                (double)NAN);
+                micro_batches_in_flight(p->schedule, p->stages,
+                                        p->micro_batches, p->chunks, r));
 }
 int pipeline_main(int argc, char **argv)
 {
