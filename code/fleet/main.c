@@ -12,6 +12,7 @@ static const struct {
     { "memory", memory_main, "the static training state and the memory floor" },
     { "compute", compute_main, "training FLOPs, days on a fleet, fleet for a deadline" },
     { "pipeline", pipeline_main, "a pipeline schedule's timeline and bubble" },
+    { "layout", layout_main, "every layout of a model on a fleet, ranked" },
 };
 
 enum { SUBCOMMANDS = sizeof subcommands / sizeof subcommands[0] };

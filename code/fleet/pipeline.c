@@ -133,7 +133,7 @@ double bubble_over_compute_closed(Schedule s, double p, double m, double v)
 {
     return s == SCHEDULE_INTERLEAVED ? (p - 1) / (v * m) : (p - 1) / m;
 }
-static const char *schedule_name(Schedule s)
+const char *schedule_name(Schedule s)
 {
     return s == SCHEDULE_GPIPE ? "gpipe"
          : s == SCHEDULE_1F1B ? "1f1b" : "interleaved";
