@@ -174,11 +174,13 @@ typedef struct {
 /* One layout, evaluated: what it holds, does, sends, and how long it takes. */
 typedef struct {
     Layout l;                  /* the model on its layout (chapter 4)       */
+    Text name;                 /* "TP8 × FSDP128"                           */
     GpuMemory memory;
     int fits;
     double model_flops;        /* per GPU per step, 6N + attention          */
     double hardware_flops;     /* the same with recomputation               */
     double compute_s;          /* the heaviest stage's, at the efficiency   */
+    double dense_compute_s;    /* 6N per token only, evenly spread          */
     double bubble_s;           /* idle time of the pipeline                 */
     double tp_bytes, tp_s;     /* tensor-parallel all-reduces: exposed      */
     double cp_bytes, cp_s;     /* context-parallel K,V gathers              */
@@ -191,7 +193,7 @@ typedef struct {
     double window_s;           /* the compute it may hide behind            */
     double exposed_s;          /* communication the step waits for          */
     double step_s, mfu;
-    double comm_compute_ratio; /* all traffic's seconds ÷ compute seconds   */
+    double comm_compute_ratio; /* NIC traffic's seconds ÷ compute seconds   */
 } Plan;
 /* The axes fleet layout may choose; 0 (or -1 for the switches) is free. */
 typedef struct {

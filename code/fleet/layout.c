@@ -45,6 +45,8 @@ static void plan_compute(Plan *pl, const Fleet *f, const Assumptions *a)
     pl->model_flops = (6 * f->model_params + attention) * tokens_per_gpu;
     pl->hardware_flops = pl->model_flops + extra * tokens_per_gpu;
     double imbalance = heaviest_stage_layers(l) * l->pp / l->layers;
+    pl->dense_compute_s = 6 * f->model_params * tokens_per_gpu
+                        / (f->gpu->peak_flops * a->compute_efficiency);
     pl->compute_s = pl->hardware_flops * imbalance
                   / (f->gpu->peak_flops * a->compute_efficiency);
     pl->bubble_s = l->pp > 1
@@ -121,6 +123,7 @@ static void plan_overlap(Plan *pl, const Assumptions *a)
 }
 void evaluate_plan(Plan *pl, const Fleet *f, const Assumptions *a)
 {
+    pl->name = layout_name(&pl->l);
     pl->memory = gpu_memory(&pl->l);
     pl->fits = pl->memory.total <= f->gpu->memory_bytes;
     plan_compute(pl, f, a);
@@ -415,7 +418,7 @@ static void print_runners_up(FILE *out, const PlanList *list, int rows)
 static void report_plan(Report *r, const Plan *p, const Fleet *f)
 {
     const Layout *l = &p->l;
-    report_text(r, "layout", layout_name(l).s);
+    report_text(r, "layout", p->name.s);
     report_add(r, "tp", FIELD_COUNT, l->tp);
     report_add(r, "cp", FIELD_COUNT, l->cp);
     report_add(r, "pp", FIELD_COUNT, l->pp);
@@ -463,6 +466,11 @@ static void report_plan(Report *r, const Plan *p, const Fleet *f)
     report_add(r, "mfu", FIELD_FRACTION, p->mfu);
     report_add(r, "comm_compute_ratio", FIELD_REAL, p->comm_compute_ratio);
     report_add(r, "nic_gbps", FIELD_REAL, f->nic_bandwidth * 8 / 1e9);
+    /* the back-of-envelope form: NIC bytes at line rate against 6N compute */
+    report_add(r, "nic_line_s", FIELD_REAL, p->nic_bytes / f->nic_bandwidth);
+    report_add(r, "dense_compute_s", FIELD_REAL, p->dense_compute_s);
+    report_add(r, "nic_line_ratio", FIELD_REAL,
+               p->nic_bytes / f->nic_bandwidth / p->dense_compute_s);
 }
 int layout_main(int argc, char **argv)
 {
@@ -696,7 +704,7 @@ int layout_main(int argc, char **argv)
         report_plan(&r, &list.plans[0], &fleet);
         report_add(&r, "admitted", FIELD_COUNT, list.count);
         report_add(&r, "fitting", FIELD_COUNT, fitting);
-        report_text(&r, "other", other != NULL ? layout_name(&other->l).s : "none");
+        report_text(&r, "other", other != NULL ? other->name.s : "none");
         report_add(&r, "other_step_time_s", FIELD_REAL,
                    other != NULL ? other->step_s : 0);
         report_add(&r, "reversal_nic_gbps", FIELD_REAL, turn * 8 / 1e9);
