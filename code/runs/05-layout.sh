@@ -44,6 +44,16 @@ $fleet layout --nic-gbps 200 --top 4 --output "$transcripts/05-plan-slow.txt"
 $fleet layout --nic-gbps 200 --latex PlanSlow --output "$numbers/05-plan-slow.tex"
 $fleet layout --tp 16 --cross-node-tp --latex TpSixteen \
               --output "$numbers/05-tp16.tex"
+# TP16 per micro-batch of A's 16,384 tokens: what a ring sends, and the
+# element count 8 b s h (t-1)/t a layer that counts each buffer once.
+t16="--tp 16 --cross-node-tp --pp 1 --fsdp 1 --micro-batch 4"
+ring=$(best tp_bytes $t16)
+m16=$(best microbatches $t16)
+awk -v b="$ring" -v m="$m16" 'BEGIN {
+    printf "\\newcommand{\\TpSixteenRingGb}{%.0f}\n", b / m / 1e9
+    printf "\\newcommand{\\TpSixteenOnceGb}{%.0f}\n", b / m / 2e9
+    printf "\\newcommand{\\TpSixteenNicS}{%.1f}\n", b / m / 50e9 }' \
+    > "$numbers/05-tp16-micro.tex"
 echo "nic_gbps,ratio_a,ratio_b,step_a,step_b" > "$data/05-ratio.csv.tmp"
 for nic in 100 125 150 175 200 225 250 275 300 325 350 375 400 450 500 600 \
            700 800; do
@@ -92,10 +102,19 @@ $fleet layout $llama --seq 8192 --gpus 16384 --tp 8 --pp 16 --dp 128 \
               --fsdp 0 --latex PubSixteen --output "$numbers/05-pub-16k.tex"
 $fleet layout $llama --seq 131072 --gpus 16384 --tp 8 --cp 16 --pp 16 --dp 8 \
               --fsdp 0 --latex PubLong --output "$numbers/05-pub-long.tex"
+# The step each published MFU implies: model FLOPs ÷ (MFU × peak).
+for row in "Eight 8192 1 64 8192 0.43" "Sixteen 16384 1 128 8192 0.41" \
+           "Long 16384 16 8 131072 0.38"; do
+    set -- $row
+    flops=$(best model_flops $llama --seq $5 --gpus $2 --tp 8 --cp $3 \
+            --pp 16 --dp $4 --fsdp 0)
+    awk -v f="$flops" -v u="$6" -v n="$1" 'BEGIN {
+        printf "\\newcommand{\\Pub%sPublishedStep}{%.1f}\n", n, f / (u * 989e12) }'
+done > "$numbers/05-pub-steps.tex"
 $fleet layout --csv --output "$data/05-search.csv"
 {
     $fleet layout $A --csv | sed -n 1p | sed 's/^/label,/'
-    for case in "A:$A" "B:$B" "B, no recomputation:$B --recompute none" \
+    for case in "A:$A" "B:$B" "B full recompute:$B --recompute full" \
                 "TP4 x PP8:--tp 4 --pp 8 --dp 32 --fsdp 0" \
                 "TP8 x PP4:--tp 8 --pp 4 --dp 32 --fsdp 0" \
                 "TP8 x DP128:--tp 8 --pp 1 --dp 128 --fsdp 0 --recompute full"; do
