@@ -242,16 +242,16 @@ int simulate_pipeline(Pipeline *p);
 int pipeline_warmup(const Pipeline *p, int r);
 double pipeline_peak_in_flight(const Pipeline *p, int r);
 double bubble_over_compute_closed(Schedule s, double p, double m, double v);
-int pipeline_main(int argc, char **argv);
-/* The schedule named by --schedule (gpipe, 1f1b, interleaved); -1 if
-   unknown, after printing an error that names the flag. */
-int find_schedule(const char *command, const char *name);
 const char *schedule_name(Schedule s);
 const char *recompute_name(Recompute r);
 void evaluate_plan(Plan *pl, const Fleet *f, const Assumptions *a);
 int compare_plans(const void *x, const void *y);
 double reversal_nic(const Plan *w, const Plan *o, const Fleet *f,
                     const Assumptions *a);
+int pipeline_main(int argc, char **argv);
+/* The schedule named by --schedule (gpipe, 1f1b, interleaved); -1 if
+   unknown, after printing an error that names the flag. */
+int find_schedule(const char *command, const char *name);
 int layout_main(int argc, char **argv);
 Text layout_name(const Layout *l);
 ShardedState shard_state(const MemoryFloor *m, const StateBytes *s, int stage,

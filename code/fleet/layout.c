@@ -318,7 +318,7 @@ static void print_plan(FILE *out, const Plan *p, const Fleet *f,
 {
     const Layout *l = &p->l;
     const GpuMemory *g = &p->memory;
-    fprintf(out, "%s, %s micro-batch%s of %s sequence%s, %s, recomputation: %s\n",
+    fprintf(out, "%s, %s micro-batch%s of %s sequence%s,\n  %s, recomputation: %s\n",
             layout_name(l).s, grouped(l->micro_batches).s,
             l->micro_batches == 1 ? "" : "es", grouped(l->micro_batch).s,
             l->micro_batch == 1 ? "" : "s",
@@ -396,21 +396,21 @@ static int seen_before(const PlanList *list, int i)
 /* The best variant of each of the next layouts, one row each. */
 static void print_runners_up(FILE *out, const PlanList *list, int rows)
 {
-    fprintf(out, "\n%-4s %-24s %-6s %3s %4s %3s %-9s %8s %7s %5s %6s %7s\n",
-            "rank", "layout", "sched", "v", "m", "b", "recompute", "memory",
-            "step s", "MFU", "bubble", "NIC/cmp");
+    fprintf(out, "\n%2s %-22s %-5s %2s %3s %2s %-9s %7s %5s %4s %4s %4s\n",
+            "", "layout", "sched", "v", "m", "b", "recompute", "memory",
+            "step", "MFU", "bubl", "NIC");
     for (int i = 0, shown = 0; i < list->count && shown < rows; i++) {
         if (seen_before(list, i))
             continue;
         const Plan *p = &list->plans[i];
         const Layout *l = &p->l;
-        fprintf(out, "%4d %-*s %-6s %3g %4g %3g %-9s %8s %7s %5s %6s %7s%s\n",
-                ++shown, 24 + multiplication_signs(layout_name(l).s),
+        fprintf(out, "%2d %-*s %-5s %2g %3g %2g %-9s %7s %5s %4s %4s %4s%s\n",
+                ++shown, 22 + multiplication_signs(layout_name(l).s),
                 layout_name(l).s,
                 l->pp == 1 ? "-" : l->chunks > 1 ? "inter" : "1f1b",
                 l->chunks, l->micro_batches, l->micro_batch,
                 recompute_name(l->recompute), bytes_auto(p->memory.total).s,
-                sig(p->step_s, 3).s, sig(100 * p->mfu, 3).s,
+                sig(p->step_s, 3).s, sig(100 * p->mfu, 2).s,
                 sig(100 * p->bubble_s / p->step_s, 2).s,
                 sig(p->comm_compute_ratio, 2).s, p->fits ? "" : " (no fit)");
     }
@@ -710,10 +710,11 @@ int layout_main(int argc, char **argv)
         report_add(&r, "reversal_nic_gbps", FIELD_REAL, turn * 8 / 1e9);
         print_report(out.file, &r, options);
     } else {
-        fprintf(out.file, "fleet layout: %s parameters (%s layers, hidden %s, "
-                "%s heads, sequence %s)\n  on %s × %s, %s a node, NVLink %s GB/s, "
-                "NIC %s Gbps each way\n  %s tokens a step; compute efficiency %s %%, "
-                "links %s %%, overlap %s %%\n  %s layouts admitted, %s fit\n\n",
+        fprintf(out.file, "fleet layout: %s parameters, %s layers, hidden %s, "
+                "%s heads, seq %s\n  on %s × %s, %s a node,\n  NVLink %s GB/s "
+                "and NIC %s Gbps each way a GPU\n  %s tokens a step; compute "
+                "efficiency %s %%, links %s %%, overlap %s %%\n  %s layouts "
+                "admitted, %s fit\n\n",
                 eng(params).s, grouped(base.layers).s, grouped(base.hidden).s,
                 grouped(base.heads).s, grouped(base.seq).s, grouped(fleet.gpus).s,
                 gpu->name, grouped(fleet.per_node).s,
@@ -735,7 +736,7 @@ int layout_main(int argc, char **argv)
                     sig(turn * 8 / 1e9, 3).s);
         else if (other != NULL)
             fprintf(out.file, "\nno NIC bandwidth from 1 Gbps to 100 Tbps puts "
-                    "the best %s layouts ahead of it\n",
+                    "the best %s layouts\n  ahead of it\n",
                     other->l.pp > 1 ? "pipelined" : "unpipelined");
     }
     free(list.plans);

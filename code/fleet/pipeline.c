@@ -289,9 +289,8 @@ int pipeline_main(int argc, char **argv)
         .p2p_seconds = option_number(options, "--p2p-seconds"),
     };
     if (simulate_pipeline(&p) != 0) {
-        complain(command, "--micro-batches: the %s schedule deadlocks with "
-                 "%d micro-batches on %d stages", schedule_name(p.schedule),
-                 p.micro_batches, p.stages);
+        complain(command, "--micro-batches: %s deadlocks (m = %d, p = %d)",
+                 schedule_name(p.schedule), p.micro_batches, p.stages);
         free(p.ops);
         return 2;
     }
