@@ -157,4 +157,51 @@ for my $case (@bad) {
     ok(!-e "$dir/out", "layout @args: no output file");
 }
 
+# ------------------------------------------------------------ the book --
+# The chapter's macros against the arithmetic above, and the transcripts and
+# figures in the woven book.
+{
+    my $n = read_macros(root() . '/build/numbers/05-*.tex');
+    macro_agrees($n, 'DesANicBytes', 3 * $N / 8 * 2 * 127 / 128, 'book: A sends 74.4 GB');
+    macro_agrees($n, 'DesBDpBytes', $dp_b, 'book: B all-reduces 5.86 GB');
+    macro_agrees($n, 'DesBPpBytes', $pp_b, 'book: B sends 805 MB of activations');
+    macro_agrees($n, 'DesBNicBytes', $dp_b + $pp_b, 'book: B crosses 6.66 GB');
+    macro_agrees($n, 'DesANicLineRatio', 3 * $N / 8 * 2 * 127 / 128 / 50e9
+                 / ($dense / (989e12 * 0.4)), 'book: A ratio 0.48');
+    macro_agrees($n, 'DesAslowNicLineRatio', 3 * $N / 8 * 2 * 127 / 128 / 25e9
+                 / ($dense / (989e12 * 0.4)), 'book: A ratio at 200 Gbps');
+    macro_agrees($n, 'DesBBubbleOverCompute', 100 * 7 / 32, 'book: B bubble 7/32');
+    macro_agrees($n, 'PipeStepTime', (32 + 8 - 1) * 3, 'book: simulated step');
+    macro_agrees($n, 'PipeBubble', 100 * 7 / 39, 'book: 7/39 of the step');
+    macro_agrees($n, 'PipeInterBubbleOverCompute', 100 * 7 / (4 * 32),
+                 'book: interleaved 7/128');
+    macro_agrees($n, 'TpSixteenRingGb', 4 * 2 * 15 / 16 * 16384 * $h * 2 * $L / 1e9,
+                 'book: TP16 ring bytes a micro-batch');
+    macro_agrees($n, 'LatFourDpLatencyS', 3 * 55 * 511 * 10e-6,
+                 'book: FSDP latency on 512 nodes');
+    is($n->{PlanLayout}, 'TP8 × FSDP128', 'book: the planner chooses A');
+    unlike($n->{PlanSlowLayout}, qr/FSDP/, 'book: no FSDP at 200 Gbps');
+    cmp_ok($n->{OverlapLow}, '<=', 0.5, 'book: the default overlap is in the range');
+    cmp_ok($n->{OverlapHigh}, '>=', 0.5, 'book: ... on both sides');
+
+    my $book = root() . '/build/book.pdf';
+    (my $flat = pdf_text($book)) =~ s/\s+/ /g;
+    my ($chapter) = $flat =~ /(Chapter 5 The layout decision.*?)Chapter 6 /;
+    ok(defined $chapter, 'the book has chapter 5');
+    $chapter //= '';
+    for my $t ('05-plan', '05-plan-slow', '05-pipeline', '05-405b') {
+        my $text = slurp(root() . "/build/transcripts/$t.txt") // '';
+        my ($line) = grep { /\S/ } split /\n/, $text;
+        (my $want = $line // 'missing') =~ s/\s+/ /g;
+        ok(index($chapter, $want) >= 0, "the $t transcript is in the chapter");
+    }
+    for my $f ('05-ratio', '05-memory', '05-search', '05-timeline') {
+        ok(-s root() . "/build/figures/$f.pdf", "figure $f was drawn");
+    }
+    like($chapter, qr/Figure 5\.1/, 'figure 5.1 is placed');
+    like($chapter, qr/Design A, TP8 × FSDP128/, 'design A is defined');
+    like($chapter, qr/Design B, TP8 × PP8 × DP16/, 'design B is defined');
+    like($chapter, qr/Capstone drill/, 'the capstone drill is there');
+}
+
 done_testing();
