@@ -65,7 +65,8 @@ my @titles = ('other fabrics', 'the bubble and the micro-batches',
               'a mixture of experts at the same memory', 'an open design',
               'latency');
 for my $n (1 .. 8) {
-    like($flat, qr/Exercise 5\.$n: \Q$titles[$n - 1]\E/,
+    my $title = $titles[$n - 1];
+    like($flat, qr/Exercise 5\.$n: \Q$title\E/,
          "the solutions volume has exercise 5.$n");
 }
 done_testing();
