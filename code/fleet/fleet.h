@@ -85,7 +85,7 @@ typedef enum { SCHEDULE_GPIPE, SCHEDULE_1F1B, SCHEDULE_INTERLEAVED } Schedule;
 /* A layout of the model on the fleet: what gpu_memory and the planner read. */
 typedef struct {
     /* the model */
-    double params;            /* all parameters (the shape's, when given)   */
+    double params;            /* the model's size; 0: the shape's count     */
     double layers, hidden, heads, seq, vocab;
     double ffn;               /* the MLP's inner width (0 reads as 4h)      */
     double kv_heads;          /* key-value heads (0 reads as heads)         */
@@ -118,8 +118,13 @@ typedef struct {
     double fragmentation;     /* the allocator's slack                      */
     double total;
     int heaviest_stage;       /* the stage whose GPU this is                */
+    /* how the activations come about, on that stage */
+    double stage_layers;      /* layers on the stage                        */
+    double stage_params;      /* its parameters, all TP ranks together      */
+    double in_flight;         /* micro-batches in flight at its peak        */
+    double recomputing;       /* of activations: the layer being recomputed */
 } GpuMemory;
-/* Defaults of what no formula gives (see the text for their sources). */
+/* Defaults of what no formula gives (the text says why each). */
 #define CONTEXT_BYTES_DEFAULT 1e9     /* CUDA context and loaded kernels    */
 #define LIBRARY_BYTES_DEFAULT 0.5e9   /* NCCL's buffers, all communicators  */
 #define FRAGMENTATION_DEFAULT 0.10    /* of what the allocator holds        */
@@ -232,11 +237,13 @@ double layers_on_stage(double layers, double p, double r);
    the stage's whole set of layers). */
 double micro_batches_in_flight(Schedule s, double p, double m, double v,
                                double r);
-/* The memory of the heaviest GPU of a layout. */
+/* What the GPUs of stage r hold, and the heaviest GPU of a layout. */
+GpuMemory gpu_memory_of_stage(const Layout *l, double r);
 GpuMemory gpu_memory(const Layout *l);
 /* Parameters of one transformer layer: attention 2h^2 + 2 h h_kv, MLP
-   2 h ffn (GELU) or 3 h ffn (gated); LayerNorms and biases left out. */
+   2 h ffn (GELU) or 3 h ffn (gated); layer norms and biases left out. */
 double params_per_layer(const Layout *l);
+int activations_main(int argc, char **argv);
 /* Fill in p->ops and the times; 0, or -1 if the schedule deadlocks. */
 int simulate_pipeline(Pipeline *p);
 int pipeline_warmup(const Pipeline *p, int r);

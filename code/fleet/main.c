@@ -11,6 +11,7 @@ static const struct {
 } subcommands[] = {
     { "memory", memory_main, "the static training state and the memory floor" },
     { "compute", compute_main, "training FLOPs, days on a fleet, fleet for a deadline" },
+    { "activations", activations_main, "activation memory per layer, stage and GPU" },
     { "pipeline", pipeline_main, "a pipeline schedule's timeline and bubble" },
     { "layout", layout_main, "every layout of a model on a fleet, ranked" },
 };

@@ -23,6 +23,7 @@ double micro_batches_in_flight(Schedule s, double p, double m, double v,
         return fmin(p - r, m);
     /* interleaved: Megatron's warm-up of 2(p - r - 1) + (v - 1)p chunks, + 1,
        at most every chunk of every micro-batch; a chunk is 1/v of the stage */
+    v = fmax(v, 1);
     double chunks = fmin(2 * (p - r - 1) + (v - 1) * p + 1, m * v);
     return chunks / v;                       /* stage 0: p (1 + (p-1)/(p v)) */
 }
@@ -34,32 +35,34 @@ double params_per_layer(const Layout *l)
     double ffn = l->ffn > 0 ? l->ffn : 4 * h;
     return 2 * h * h + 2 * h * h_kv + (l->gated ? 3 : 2) * h * ffn;
 }
-static GpuMemory stage_memory(const Layout *l, double r)
+GpuMemory gpu_memory_of_stage(const Layout *l, double r)
 {
     double p = l->pp > 1 ? l->pp : 1, t = l->tp > 1 ? l->tp : 1;
     double cp = l->cp > 1 ? l->cp : 1, dp = l->dp > 1 ? l->dp : 1;
     double layers = layers_on_stage(l->layers, p, r);
-    double per_layer = params_per_layer(l);
     double vh = l->vocab * l->hidden;                /* embedding, and head */
+    double shape = l->layers * params_per_layer(l) + 2 * vh;
+    double scale = l->params > 0 ? l->params / shape : 1;   /* to --params */
+    double per_layer = params_per_layer(l) * scale;
+    vh *= scale;
     double params = layers * per_layer + (r == 0 ? vh : 0)
                   + (r == p - 1 ? vh : 0);
     MemoryFloor stage = { .params = params / t };
-    GpuMemory g = { .heaviest_stage = (int)r };
+    GpuMemory g = { .heaviest_stage = (int)r, .stage_layers = layers,
+                    .stage_params = params };
     g.state = shard_state(&stage, l->state, l->zero, dp * cp).total;
 
     LayerActivations a = { .seq = l->seq, .micro_batch = l->micro_batch,
                            .hidden = l->hidden, .heads = l->heads, .tp = t,
                            .sequence_parallel = l->sequence_parallel,
                            .recompute = l->recompute, .cp = cp };
-    double in_flight = micro_batches_in_flight(l->schedule, p, l->micro_batches,
-                                               l->chunks, r);
-    g.activations = activation_bytes_per_layer(&a) * layers * in_flight;
-    if (l->recompute != RECOMPUTE_NONE) {   /* the layer being recomputed */
-        LayerActivations whole = a;
-        whole.recompute = RECOMPUTE_NONE;
-        g.activations += activation_bytes_per_layer(&whole)
-                       - activation_bytes_per_layer(&a);
-    }
+    LayerActivations whole = a;
+    whole.recompute = RECOMPUTE_NONE;
+    double kept = activation_bytes_per_layer(&a);
+    g.in_flight = micro_batches_in_flight(l->schedule, p, l->micro_batches,
+                                          l->chunks, r);
+    g.recomputing = activation_bytes_per_layer(&whole) - kept;
+    g.activations = kept * layers * g.in_flight + g.recomputing;
     if (l->zero >= 3)       /* the unit computing and the one prefetched */
         g.gathered = 2 * per_layer * 2 / t;
     if (r == p - 1)         /* fp32 logits and their gradient, vocab split by t */
@@ -74,12 +77,11 @@ static GpuMemory stage_memory(const Layout *l, double r)
     g.total = held + g.fragmentation + g.context;
     return g;
 }
-
 GpuMemory gpu_memory(const Layout *l)
 {
-    GpuMemory heaviest = stage_memory(l, 0);
+    GpuMemory heaviest = gpu_memory_of_stage(l, 0);
     for (double r = 1; r < l->pp; r++) {
-        GpuMemory g = stage_memory(l, r);
+        GpuMemory g = gpu_memory_of_stage(l, r);
         if (g.total > heaviest.total)
             heaviest = g;
     }

@@ -1,0 +1,18 @@
+# Tangled from chapters/04-activations.nw; edit the chapter, not this file.
+# Activation bytes per layer per GPU against sequence length, by recomputation.
+set datafile separator ','
+set logscale xy
+set xlabel 'tokens per sequence'
+set ylabel 'GB per layer per GPU'
+set xtics ('512' 512, '2k' 2048, '8k' 8192, '32k' 32768, '128k' 131072)
+set format y '%g'
+set xrange [512:131072]
+set grid xtics ytics
+set key top left reverse Left
+file = data.'/04-per-layer.csv'
+plot file using 1:($2/1e9) with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ee6677' \
+          title 'no recomputation', \
+     ''   using 1:($3/1e9) with linespoints pt 7 ps 0.6 lw 2 lc rgb '#4477aa' \
+          title 'selective', \
+     ''   using 1:($4/1e9) with linespoints pt 7 ps 0.6 lw 2 lc rgb '#228833' \
+          title 'full'
