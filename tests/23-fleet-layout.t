@@ -88,11 +88,12 @@ cmp_ok(scalar @all, '>', 100, 'many layouts are admitted');
 my ($sorted, $fits_first) = (1, 1);
 for my $i (1 .. $#all) {
     $fits_first = 0 if $all[$i]{fits} > $all[$i - 1]{fits};
+    my $key = $all[$i]{fits} ? 'step_time_s' : 'memory_per_gpu_bytes';
     $sorted = 0 if $all[$i]{fits} == $all[$i - 1]{fits}
-                && $all[$i]{step_time_s} < $all[$i - 1]{step_time_s} - 1e-12;
+                && $all[$i]{$key} < $all[$i - 1]{$key} * (1 - 1e-12);
 }
 ok($fits_first, 'layouts that fit come first');
-ok($sorted, 'then best first by step time');
+ok($sorted, 'then best first by step time (by memory among those that do not fit)');
 for my $key (qw(tp pp cp dp fsdp schedule chunks microbatches recompute
                 memory_per_gpu_bytes fits step_time_s mfu bubble
                 comm_compute_ratio)) {

@@ -136,13 +136,16 @@ void evaluate_plan(Plan *pl, const Fleet *f, const Assumptions *a)
     pl->comm_compute_ratio = nic_s / pl->compute_s;
 }
 
-/* Better first: layouts that fit, then the shorter step. */
+/* Better first: layouts that fit, by the shorter step; then those that do
+   not, by how close they come to fitting. */
 int compare_plans(const void *x, const void *y)
 {
     const Plan *p = x, *q = y;
     if (p->fits != q->fits)
         return q->fits - p->fits;
-    return (p->step_s > q->step_s) - (p->step_s < q->step_s);
+    double a = p->fits ? p->step_s : p->memory.total;
+    double b = q->fits ? q->step_s : q->memory.total;
+    return (a > b) - (a < b);
 }
 static int free_or(double fixed, double value)
 {
