@@ -470,6 +470,11 @@ static void report_plan(Report *r, const Plan *p, const Fleet *f)
     report_add(r, "comm_compute_ratio", FIELD_REAL, p->comm_compute_ratio);
     report_add(r, "nic_gbps", FIELD_REAL, f->nic_bandwidth * 8 / 1e9);
     /* the back-of-envelope form: NIC bytes at line rate against 6N compute */
+    double per_gpu = f->model_params / (l->tp * l->pp);
+    report_add(r, "params_per_gpu", FIELD_ENG, per_gpu);
+    report_add(r, "weight_bytes", FIELD_BYTES, 2 * per_gpu);
+    report_add(r, "dense_flops", FIELD_SCI,
+               6 * f->model_params * f->batch_tokens / f->gpus);
     report_add(r, "nic_line_s", FIELD_REAL, p->nic_bytes / f->nic_bandwidth);
     report_add(r, "dense_compute_s", FIELD_REAL, p->dense_compute_s);
     report_add(r, "nic_line_ratio", FIELD_REAL,

@@ -44,6 +44,7 @@ $fleet layout --nic-gbps 200 --top 4 --output "$transcripts/05-plan-slow.txt"
 $fleet layout --nic-gbps 200 --latex PlanSlow --output "$numbers/05-plan-slow.tex"
 $fleet layout --tp 16 --cross-node-tp --latex TpSixteen \
               --output "$numbers/05-tp16.tex"
+$fleet layout --layers 100 --latex Hundred --output "$numbers/05-hundred.tex"
 # TP16 per micro-batch of A's 16,384 tokens: what a ring sends, and the
 # element count 8 b s h (t-1)/t a layer that counts each buffer once.
 t16="--tp 16 --cross-node-tp --pp 1 --fsdp 1 --micro-batch 4"
