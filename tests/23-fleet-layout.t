@@ -127,13 +127,6 @@ my @llama = qw(--layers 126 --hidden 16384 --ffn 53248 --gated --heads 128
              '405B: parameters from the shape');
 }
 
-# ------------------------------------------------------------- speed ----
-{
-    my $t0 = time;
-    layouts(@llama, qw(--gpus 16384));
-    ok(time - $t0 < 30, 'a 16,384-GPU enumeration returns (speed: make bench)');
-}
-
 # ------------------------------------------------------------ bad input --
 my @bad = (
     [ '--tp', qw(--tp 7) ], [ '--tp', qw(--tp 8 --pp 8 --dp 8 --cp 1) ],
