@@ -64,6 +64,23 @@ my $a = fleet_json(qw(compute --gpu a100));
 close_to($a->{days}, 1.2e24 / (1024 * 312e12 * 0.4) / 86400, 1e-12,
          'A100: 312e12 dense peak');
 
+# Other conventions beside 6ND: the forward pass alone, full recomputation,
+# and the attention term counted as a causal kernel does it.
+close_to($c->{forward_flops}, 2 * 100e9 * 2e12, 1e-12, '2ND: the forward pass');
+close_to($c->{recompute_flops}, 8 * 100e9 * 2e12, 1e-12, '8ND: with full recomputation');
+close_to($c->{hfu_full_recompute}, 0.4 * 8 / 6, 1e-12, 'HFU = MFU × 8/6 with full recomputation');
+close_to($la->{attention_flops_causal}, 6 * 126 * 8192 * 16384 * 15.6e12, 1e-12,
+         'the causal attention term is half the whole one');
+
+# Time is money: GPU-hours always, dollars only at a given price.
+close_to($c->{gpu_hours}, 1024 * 1.2e24 / (1024 * $peak * 0.4) / 3600, 1e-6,
+         'GPU-hours = FLOPs ÷ (peak × MFU) ÷ 3,600');
+ok(!exists $c->{usd}, 'no dollars without --usd-per-gpu-hour');
+my $priced = fleet_json(qw(compute --usd-per-gpu-hour 3));
+close_to($priced->{usd}, 3 * 1.2e24 / ($peak * 0.4) / 3600, 1e-6, 'dollars at $3 a GPU-hour');
+close_to(fleet_json(qw(compute --gpus 2048 --usd-per-gpu-hour 3))->{usd}, $priced->{usd},
+         1e-6, 'twice the fleet, the same bill');
+
 # The figure's data: days × GPUs is constant along the sweep.
 my ($status, $csv) = run($fleet, qw(compute --sweep));
 is($status, 0, '--sweep prints');

@@ -14,7 +14,10 @@ ok(-s $book, 'build/book.pdf was woven') or BAIL_OUT('no book');
 my $text = pdf_text($book);
 (my $flat = $text) =~ s/\s+/ /g;
 
-for my $title ('The memory floor', 'Compute sets the fleet',
+for my $title ('Sizing the run', 'Building it',
+               'The memory floor', 'Compute sets the fleet', 'The step',
+               'Activation memory', 'The layout decision',
+               'A reference trainer on one CPU', 'Sharded state: ZeRO and FSDP',
                "The planner’s plumbing", 'Interview drill', 'Exercises',
                'Bibliography', 'Chunks', 'Index of identifiers', 'Contents') {
     like($flat, qr/\Q$title\E/, "the book has '$title'");
@@ -81,5 +84,21 @@ ok(-s $solutions, 'build/solutions.pdf was woven');
 my $s = pdf_text($solutions);
 like($s, qr/The memory floor/, 'the solutions cover chapter 1');
 like($s, qr/Compute sets the fleet/, 'the solutions cover chapter 2');
+for my $title ('The step', 'Activation memory', 'The layout decision') {
+    like($s, qr/\Q$title\E/, "the solutions cover '$title'");
+}
+# Part I comes before Part II, and each part's chapters in order.
+my @order = ('Sizing the run', 'The memory floor', 'Compute sets the fleet',
+             'The step', 'Activation memory', 'The layout decision',
+             'Building it', 'A reference trainer on one CPU');
+my ($toc) = $flat =~ /Contents(.*?)Index of identifiers/;
+my @at = map { index($toc // '', $_) } @order;
+ok(!grep({ $at[$_] < 0 || ($_ > 0 && $at[$_] < $at[$_ - 1]) } 0 .. $#at),
+   'the contents list Part I (chapters 1-5) before Part II (chapter 6 on)')
+  or diag(join ', ', map { "$order[$_] at $at[$_]" } 0 .. $#at);
+# The book speaks of its subject, never of the documents it grew from.
+my ($seed) = $flat =~ /(.{0,60}\bthe seed(?:'s|’s|\s+(?:rounds|does|says|assumes|states|gives|answer))\b.{0,40})/i;
+ok(!defined $seed, 'the book never speaks of "the seed" it grew from')
+  or diag($seed);
 unlike($s, qr/\?\?/, 'no undefined reference in the solutions');
 done_testing();

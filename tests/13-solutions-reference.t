@@ -489,7 +489,7 @@ while ($text =~ /(\\begin\{enumerate\}|\\end\{enumerate\}|\\item\b|\\label\{ex:a
     elsif ($depth == 1)   { $items++ }
 }
 # The chapter refers to the exercise on 6N and attention by this label.
-is($share, 2, 'exercises: \label{ex:attention-share} is on Exercise 3.2');
+is($share, 2, 'exercises: \label{ex:attention-share} is on Exercise 6.2');
 cmp_ok($items, '>=', 7, "exercises: at least seven ($items)");
 my $solution_tex = slurp("$root/solutions/06-reference.tex") // '';
 my $sections = () = $solution_tex =~ /\\solthreeexercise\{\d+\}/g;
@@ -520,18 +520,18 @@ SKIP: {
     my $start = index($body, 'A reference trainer on one CPU');
     $body = $start < 0 ? '' : substr($body, $start);
     for my $n (1 .. 9) {
-        like($body, qr/^Exercise 3\.$n$/m, "solutions: heading Exercise 3.$n");
+        like($body, qr/^Exercise 6\.$n$/m, "solutions: heading Exercise 6.$n");
     }
     # A few key numbers, each in the prose or a transcript of its section.
     my %section;
-    my @parts = split /^(Exercise 3\.\d)$/m, $body;
+    my @parts = split /^(Exercise 6\.\d)$/m, $body;
     for (my $i = 1; $i < $#parts; $i += 2) { $section{ $parts[$i] } = $parts[$i + 1] }
     my $grouped = sub { my $n = shift; 1 while $n =~ s/^(\d+)(\d{3})/$1,$2/; $n };
     my %key = (
-        'Exercise 3.1' => $grouped->(params($small)),
-        'Exercise 3.3' => 12 * 64 + 32 / 2 - 1,
-        'Exercise 3.7' => $grouped->(checkpoint_bytes(params($small), 4)),
-        'Exercise 3.8' => 'identical',
+        'Exercise 6.1' => $grouped->(params($small)),
+        'Exercise 6.3' => 12 * 64 + 32 / 2 - 1,
+        'Exercise 6.7' => $grouped->(checkpoint_bytes(params($small), 4)),
+        'Exercise 6.8' => 'identical',
     );
     for my $heading (sort keys %key) {
         like($section{$heading} // '', qr/(?<![\d,])\Q$key{$heading}\E(?![\d])/,

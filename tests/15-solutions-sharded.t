@@ -24,7 +24,7 @@
 #    units of odd sizes); their macros, and the layers, micro-batches and
 #    tolerances the solutions derive, are redone here in Perl;
 #  - once solutions/solutions.tex includes chapter 8, build/solutions.pdf
-#    prints each heading "Exercise 5.N".
+#    prints each heading "Exercise 8.N".
 #
 # Run after `make`:  prove -v tests/15-solutions-sharded.t
 use strict;
@@ -618,7 +618,7 @@ SKIP: {
     ok(length $body, 'solutions: the PDF has the chapter');
     unlike($body, qr/\?\?/, 'solutions: no unresolved references in chapter 8');
     for my $n (1 .. $items) {
-        like($body, qr/^Exercise 5\.$n$/m, "solutions: heading Exercise 5.$n");
+        like($body, qr/^Exercise 8\.$n$/m, "solutions: heading Exercise 8.$n");
     }
 }
 

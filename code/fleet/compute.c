@@ -4,7 +4,7 @@
 
 #include "fleet.h"
 
-enum { SECONDS_PER_DAY = 86400 };
+enum { SECONDS_PER_DAY = 86400, SECONDS_PER_HOUR = 3600 };
 
 static void count_training_flops(TrainingTime *t)
 {
@@ -22,6 +22,7 @@ static void derive_training_time(TrainingTime *t)
     count_training_flops(t);
     t->flops_per_second = fleet_flops_per_second(t, t->gpus);
     t->seconds = t->flops / t->flops_per_second;               /* 2.96e6 s */
+    t->gpu_hours = t->gpus * t->seconds / SECONDS_PER_HOUR;    /* 843,000  */
 }
 
 static double gpus_for_deadline(const TrainingTime *t, double days)
@@ -40,6 +41,18 @@ static void print_rate_and_time(FILE *out, const TrainingTime *t, double gpus)
             sig(t->flops / rate / SECONDS_PER_DAY, 3).s);
 }
 
+static void print_gpu_hours(FILE *out, const TrainingTime *t)
+{
+    fprintf(out, "GPU-hours      = %s × %s s ÷ 3,600 = %s\n",
+            grouped(t->gpus).s, sci(t->seconds, 3).s,
+            grouped(round(t->gpu_hours)).s);
+    if (t->usd_per_gpu_hour > 0)
+        fprintf(out, "cost           = %s GPU-hours × $%s = $%s\n",
+                grouped(round(t->gpu_hours)).s,
+                sig(t->usd_per_gpu_hour, 4).s,
+                grouped(round(t->gpu_hours * t->usd_per_gpu_hour)).s);
+}
+
 static void print_training_time(FILE *out, const TrainingTime *t,
                                  const MemoryFloor *floor_, double days)
 {
@@ -56,6 +69,7 @@ static void print_training_time(FILE *out, const TrainingTime *t,
                 sci(t->attention_flops, 3).s, sci(t->flops, 3).s);
     fprintf(out, "\non %s GPUs:\n", grouped(t->gpus).s);
     print_rate_and_time(out, t, t->gpus);
+    print_gpu_hours(out, t);
     fprintf(out, "\non the memory floor, %s GPUs (fleet memory: %s B per "
             "parameter, %s %% usable):\n", grouped(floor_->gpus_whole_nodes).s,
             sig(floor_->bytes_per_param, 3).s, sig(100 * floor_->usable, 3).s);
@@ -95,9 +109,21 @@ static void report_training_time(Report *r, const TrainingTime *t,
     report_add(r, "attention_over_dense", FIELD_FRACTION,
                t->attention_flops / t->dense_flops);
     report_add(r, "flops", FIELD_SCI, t->flops);
+    report_add(r, "forward_flops", FIELD_SCI, 2 * t->active_params * t->tokens);
+    report_add(r, "recompute_flops", FIELD_SCI, 8 * t->active_params * t->tokens);
+    report_add(r, "hfu_full_recompute", FIELD_FRACTION, t->mfu * 8 / 6);
+    report_add(r, "attention_flops_causal", FIELD_SCI, t->attention_flops / 2);
+    report_add(r, "attention_causal_over_dense", FIELD_FRACTION,
+               t->attention_flops / 2 / t->dense_flops);
     report_add(r, "flops_per_second", FIELD_SCI, t->flops_per_second);
     report_add(r, "seconds", FIELD_SCI, t->seconds);
     report_add(r, "days", FIELD_REAL, t->seconds / SECONDS_PER_DAY);
+    report_add(r, "gpu_hours", FIELD_COUNT, round(t->gpu_hours));
+    if (t->usd_per_gpu_hour > 0) {
+        report_add(r, "usd_per_gpu_hour", FIELD_REAL, t->usd_per_gpu_hour);
+        report_add(r, "usd", FIELD_COUNT,
+                   round(t->gpu_hours * t->usd_per_gpu_hour));
+    }
     report_add(r, "floor_gpus", FIELD_COUNT, floor_->gpus_whole_nodes);
     report_add(r, "floor_flops_per_second", FIELD_SCI, floor_rate);
     report_add(r, "floor_days", FIELD_REAL,
@@ -135,6 +161,8 @@ int compute_main(int argc, char **argv)
         { "--gpu", OPT_NAME, 0, "part: a100, h100, h200, h800, b200 or mi300x", 0, "h100", 0 },
         { "--gpus", OPT_COUNT, 1e7, "GPUs in the fleet", 1024, NULL, 0 },
         { "--mfu", OPT_NUMBER, 1, "model FLOPs utilisation", 0.4, NULL, 0 },
+        { "--achieved-flops", OPT_NUMBER, 1e17,
+          "model FLOP/s one GPU achieves (instead of --mfu)", 0, NULL, 0 },
         { "--days", OPT_NUMBER, 1e5,
           "also find the GPUs that finish in this many days", 0, NULL, 0 },
         { "--usable", OPT_NUMBER, 1,
@@ -144,6 +172,9 @@ int compute_main(int argc, char **argv)
         { "--hidden", OPT_COUNT, 1e7, "hidden size, for the attention term",
           0, NULL, 0 },
         { "--seq", OPT_COUNT, 1e8, "sequence length, for the attention term",
+          0, NULL, 0 },
+        { "--usd-per-gpu-hour", OPT_NUMBER, 1e4,
+          "price of one GPU-hour in dollars, for the cost (no default)",
           0, NULL, 0 },
         { "--sweep", OPT_SWITCH, 0,
           "print CSV of days against fleet size and exit", 0, NULL, 0 },
@@ -167,6 +198,22 @@ int compute_main(int argc, char **argv)
                  eng(active).s, eng(params).s);
         return 2;
     }
+    double mfu = option_number(options, "--mfu");
+    if (option_given(options, "--achieved-flops")) {
+        double achieved = option_number(options, "--achieved-flops");
+        if (option_given(options, "--mfu")) {
+            complain(command, "--achieved-flops and --mfu are alternatives; "
+                     "give one");
+            return 2;
+        }
+        if (achieved > gpu->peak_flops) {
+            complain(command, "--achieved-flops %s exceeds the %s's dense peak "
+                     "of %s FLOP/s (a sparse figure?)", eng(achieved).s,
+                     gpu->key, eng(gpu->peak_flops).s);
+            return 2;
+        }
+        mfu = achieved / gpu->peak_flops;
+    }
     int shape = option_given(options, "--layers") + option_given(options, "--hidden")
               + option_given(options, "--seq");
     if (shape != 0 && shape != 3) {
@@ -180,8 +227,9 @@ int compute_main(int argc, char **argv)
         .layers = option_number(options, "--layers"),
         .hidden = option_number(options, "--hidden"),
         .seq = option_number(options, "--seq"),
-        .gpu = gpu, .mfu = option_number(options, "--mfu"),
+        .gpu = gpu, .mfu = mfu,
         .gpus = option_number(options, "--gpus"),
+        .usd_per_gpu_hour = option_number(options, "--usd-per-gpu-hour"),
     };
     derive_training_time(&t);
     MemoryFloor floor_ = { .params = params, .bytes_per_param = 16, .gpu = gpu,

@@ -14,6 +14,7 @@ typedef struct {
     double nvlink_bandwidth;  /* bytes/s each way per GPU, inside a node   */
     double nic_bandwidth;     /* bytes/s each way per GPU, between nodes   */
     double pcie_bandwidth;    /* bytes/s each way, GPU to host             */
+    int nvlink_reduces;       /* 1: the NVLink switches can add (NVLS)     */
 } Gpu;
 typedef struct {
     const char *key;           /* "mixed", as given to --precision        */
@@ -53,12 +54,14 @@ typedef struct {
     const Gpu *gpu;
     double mfu;               /* model FLOPs utilisation, 0..1            */
     double gpus;              /* the fleet                                */
+    double usd_per_gpu_hour;  /* the price of a GPU-hour; 0 if not given  */
     /* what follows */
     double dense_flops;       /* 6 N D                                    */
     double attention_flops;   /* 12 L s h D                               */
     double flops;             /* their sum                                */
     double flops_per_second;  /* gpus × peak × mfu                        */
     double seconds;
+    double gpu_hours;         /* gpus × seconds ÷ 3,600                   */
 } TrainingTime;
 typedef enum { ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER } Collective;
 
@@ -67,6 +70,62 @@ typedef struct {
     double bandwidth;       /* bytes/s each way per GPU that a collective uses */
     double latency;         /* seconds per step of a ring                 */
 } Link;
+
+typedef enum { LINK_NVLINK, LINK_NIC, LINK_PCIE } LinkKind;
+typedef struct {
+    int stage;                 /* 0: plain data parallel; 1, 2, 3: ZeRO    */
+    double ranks;              /* N_d, the data-parallel degree             */
+    double weights, gradients, optimizer;   /* bytes per device, by kind   */
+    double total;              /* their sum                                 */
+    double traffic;            /* bytes each device sends per step          */
+} ShardedState;
+typedef struct {
+    const char *axis;         /* "TP", "PP", "DP"                         */
+    LinkKind link;            /* the link its group spans                 */
+    double bytes;             /* each GPU sends per step                  */
+    double messages;          /* ring steps or sends, each pays latency   */
+    double seconds;           /* bytes ÷ bandwidth + messages × latency   */
+} Traffic;
+
+typedef struct {
+    /* what is given */
+    double params, tokens, batch_tokens, gpus;
+    const Gpu *gpu;
+    double mfu;
+    double tp, pp, dp;        /* the layout: tp × pp × dp = gpus          */
+    int zero;                 /* ZeRO stage of the data-parallel axis     */
+    double micro_batch_tokens;
+    double layers, hidden;
+    double efficiency;        /* usable fraction of each link's line rate */
+    int in_network;           /* 1: switches add where they can           */
+    /* what follows */
+    double steps;             /* tokens ÷ batch, rounded up               */
+    double tokens_per_replica;
+    double micro_batches;     /* per replica per step                     */
+    double flops_per_gpu;     /* 6 N B ÷ gpus                             */
+    double compute_seconds;
+    Traffic traffic[3];       /* TP, PP, DP                               */
+    double link_bytes[2];     /* NVLink, NIC: all axes on that link       */
+    double link_seconds[2];
+    double link_latency_seconds[2];
+} Step;
+typedef struct {
+    /* what is given */
+    double hidden, seq, micro_batch, tp, layers;
+    double bytes_per_element;      /* 2 for 16-bit activations             */
+    const Gpu *gpu;
+    double mfu;
+    Link link;
+    int in_network;                /* 1: the switches add                  */
+    /* what follows, per GPU */
+    double tokens;                 /* micro_batch × seq                    */
+    double buffer;                 /* one all-reduce's buffer, bytes       */
+    double bytes_per_block;        /* four all-reduces                     */
+    double all_reduce_seconds;     /* one of them                          */
+    double comm_seconds_per_block;
+    double flops_per_block;        /* (72 b s h² + 12 b s² h) ÷ tp         */
+    double compute_seconds_per_block;
+} TpBlock;
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
 
 typedef struct {
@@ -207,17 +266,13 @@ typedef struct {
     int cross_node_tp;                 /* 1: TP may leave the node      */
     double cp_min_tokens;              /* shortest slice of a sequence  */
 } Axes;
-typedef struct {
-    int stage;                 /* 0: plain data parallel; 1, 2, 3: ZeRO    */
-    double ranks;              /* N_d, the data-parallel degree             */
-    double weights, gradients, optimizer;   /* bytes per device, by kind   */
-    double total;              /* their sum                                 */
-    double traffic;            /* bytes each device sends per step          */
-} ShardedState;
 typedef int Subcommand(int argc, char **argv);
 double state_bytes_per_param(const StateBytes *s);
 /* The part named by --gpu, or NULL after printing an error. */
 const Gpu *find_gpu(const char *command, const char *key);
+/* The parts in the table's order: first_gpu(), then next_gpu() to NULL. */
+const Gpu *first_gpu(void);
+const Gpu *next_gpu(const Gpu *g);
 double ceil_count(double x);
 /* Fill in the fields of m that follow from the given ones. */
 void derive_memory_floor(MemoryFloor *m);
@@ -227,8 +282,46 @@ int compute_main(int argc, char **argv);
 double ring_bytes_sent(Collective c, double bytes, double n);
 /* Steps of the ring: 2(n - 1) for an all-reduce, n - 1 for its halves. */
 double ring_steps(Collective c, double n);
-/* Seconds for the collective on the link: steps × latency + sent ÷ bandwidth. */
+/* The same where the switches add (in_network = 1): an all-reduce then
+   sends the buffer once, in two steps. */
+double collective_bytes_sent(Collective c, double bytes, double n,
+                             int in_network);
+double collective_steps(Collective c, double n, int in_network);
+/* Seconds for the collective on the link: steps × latency + sent ÷ bandwidth,
+   on the ring, or reduced in the network. */
 double collective_seconds(Collective c, double bytes, double n, const Link *l);
+double collective_seconds_in_network(Collective c, double bytes, double n,
+                                     const Link *l, int in_network);
+/* Seconds per message on that kind of link. */
+double link_latency(LinkKind k);
+/* A part's link of that kind at `efficiency` of its line rate. */
+Link gpu_link(const Gpu *g, LinkKind k, double efficiency);
+/* 1 where that link's switches can add: NVLS in an NVLink switch, SHARP in
+   an InfiniBand fabric. */
+int link_reduces(const Gpu *g, LinkKind k);
+/* Bytes each GPU sends per layer per micro-batch of `tokens` tokens in
+   tensor parallelism of degree tp: four ring all-reduces of the 16-bit
+   activations (tokens × hidden), two forward and two backward. */
+double tp_bytes_per_layer(double tokens, double hidden, double tp);
+/* Bytes each of `ranks` data-parallel GPUs sends per step at ZeRO `stage`
+   for a model of `model_bytes` 16-bit bytes, k micro-batches a step. */
+double data_parallel_bytes(int stage, double model_bytes, double ranks,
+                           double k, int in_network);
+/* Ring steps (each paying the latency) for the same, `units` collectives
+   of each kind: one per layer. */
+double data_parallel_messages(int stage, double units, double ranks, double k,
+                              int in_network);
+ShardedState shard_state(const MemoryFloor *m, const StateBytes *s, int stage,
+                         double ranks);
+/* The stage named by --zero, or -1 after printing an error. */
+int parse_zero_stage(const char *command, const char *text);
+void print_sharded_state(FILE *out, const MemoryFloor *m, const StateBytes *s,
+                         int stage, double ranks);
+void print_zero_sweep(FILE *out, const MemoryFloor *m, const StateBytes *s);
+/* Fill in the fields of s that follow from the given ones. */
+void derive_step(Step *s);
+int step_main(int argc, char **argv);
+int tp_main(int argc, char **argv);
 /* Bytes of activations one layer keeps per GPU for one micro-batch. */
 double activation_bytes_per_layer(const LayerActivations *a);
 /* Layers on stage r of p: as even as they go, the ends lighter. */
@@ -261,9 +354,4 @@ int pipeline_main(int argc, char **argv);
 int find_schedule(const char *command, const char *name);
 int layout_main(int argc, char **argv);
 Text layout_name(const Layout *l);
-ShardedState shard_state(const MemoryFloor *m, const StateBytes *s, int stage,
-                         double ranks);
-void print_sharded_state(FILE *out, const MemoryFloor *m, const StateBytes *s,
-                         int stage, double ranks);
-void print_zero_sweep(FILE *out, const MemoryFloor *m, const StateBytes *s);
 #endif

@@ -11,6 +11,8 @@ static const struct {
 } subcommands[] = {
     { "memory", memory_main, "the static training state and the memory floor" },
     { "compute", compute_main, "training FLOPs, days on a fleet, fleet for a deadline" },
+    { "step", step_main, "the batch, the step, and bytes against compute per link" },
+    { "tp", tp_main, "a tensor-parallel block: all-reduce bytes against compute" },
     { "activations", activations_main, "activation memory per layer, stage and GPU" },
     { "pipeline", pipeline_main, "a pipeline schedule's timeline and bubble" },
     { "layout", layout_main, "every layout of a model on a fleet, ranked" },
@@ -22,7 +24,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: fleet COMMAND [flags]   (fleet COMMAND --help)\n\n");
     for (int i = 0; i < SUBCOMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", subcommands[i].name,
+        fprintf(out, "  %-12s %s\n", subcommands[i].name,
                 subcommands[i].summary);
 }
 

@@ -6,19 +6,19 @@
 
 static const Gpu parts[] = {
     /* key      name               memory  bf16 dense HBM      node
-                                   NVLink  NIC     PCIe   (each way, B/s) */
-    { "a100",  "A100 SXM 80 GB",   80e9,   312e12,  2.0e12,  8,
-                                   300e9,  25e9,   32e9 },
+                                   NVLink  NIC     PCIe   (each way, B/s) NVLS */
+    { "a100",  "A100 SXM 80 GB",   80e9,   312e12,  2.039e12, 8,
+                                   300e9,  25e9,   32e9,  0 },
     { "h100",  "H100 SXM 80 GB",   80e9,   989e12,  3.35e12, 8,
-                                   450e9,  50e9,   64e9 },
+                                   450e9,  50e9,   64e9,  1 },
     { "h200",  "H200 SXM 141 GB",  141e9,  989e12,  4.8e12,  8,
-                                   450e9,  50e9,   64e9 },
+                                   450e9,  50e9,   64e9,  1 },
     { "h800",  "H800 SXM 80 GB",   80e9,   989e12,  3.35e12, 8,
-                                   200e9,  50e9,   64e9 },
+                                   200e9,  50e9,   64e9,  1 },
     { "b200",  "B200 SXM 180 GB",  180e9,  2250e12, 7.7e12,  8,
-                                   900e9,  50e9,   64e9 },
+                                   900e9,  50e9,   64e9,  1 },
     { "mi300x", "MI300X OAM 192 GB", 192e9, 1307e12, 5.3e12, 8,
-                                   448e9,  50e9,   64e9 },
+                                   448e9,  50e9,   64e9,  0 },
 };
 enum { PARTS = sizeof parts / sizeof parts[0] };
 static const StateBytes conventions[] = {
@@ -36,6 +36,16 @@ double state_bytes_per_param(const StateBytes *s)
     return s->weights + s->gradients + s->master_weights
          + s->master_gradients + s->optimizer;
 }
+const Gpu *first_gpu(void)
+{
+    return &parts[0];
+}
+
+const Gpu *next_gpu(const Gpu *g)
+{
+    return g + 1 < parts + PARTS ? g + 1 : NULL;
+}
+
 const Gpu *find_gpu(const char *command, const char *key)
 {
     for (int i = 0; i < PARTS; i++)
@@ -232,13 +242,9 @@ int memory_main(int argc, char **argv)
         return 2;
     if (option_given(options, "--bytes-per-param"))
         convention = NULL;
-    const char *zero = option_text(options, "--zero");
-    int stage = zero[0] >= '0' && zero[0] <= '3' && zero[1] == '\0'
-              ? zero[0] - '0' : -1;
-    if (stage < 0) {
-        complain(command, "--zero must be 0, 1, 2 or 3; got \"%s\"", zero);
+    int stage = parse_zero_stage(command, option_text(options, "--zero"));
+    if (stage < 0)
         return 2;
-    }
     if (convention == NULL && (option_given(options, "--zero")
                                || option_given(options, "--dp")
                                || option_given(options, "--zero-sweep"))) {

@@ -1,4 +1,4 @@
-/* Tangled from chapters/08-sharded-state.nw; edit the chapter, not this file. */
+/* Tangled from chapters/03-step.nw; edit the chapter, not this file. */
 #include <stdio.h>
 
 #include "fleet.h"
@@ -14,9 +14,16 @@ ShardedState shard_state(const MemoryFloor *m, const StateBytes *s, int stage,
     z.optimizer = P * (s->master_weights + s->optimizer)
                 / (stage >= 1 ? ranks : 1);
     z.total = z.weights + z.gradients + z.optimizer;
-    double elements = stage == 3 ? 3 : 2;           /* times Psi */
-    z.traffic = elements * P * s->weights * (ranks - 1) / ranks;
+    z.traffic = data_parallel_bytes(stage, P * s->weights, ranks, 1, 0);
     return z;
+}
+
+int parse_zero_stage(const char *command, const char *text)
+{
+    if (text[0] >= '0' && text[0] <= '3' && text[1] == '\0')
+        return text[0] - '0';
+    complain(command, "--zero must be 0, 1, 2 or 3; got \"%s\"", text);
+    return -1;
 }
 void print_sharded_state(FILE *out, const MemoryFloor *m, const StateBytes *s,
                          int stage, double ranks)

@@ -18,3 +18,5 @@ $fleet compute --active-params 20e9 --latex Moe --output "$numbers/02-moe.tex"
 $fleet compute --params 405e9 --tokens 15.6e12 --gpus 16384 \
                --layers 126 --hidden 16384 --seq 8192 --latex Llama \
                --output "$numbers/02-llama.tex"
+$fleet compute --gpus 1024 --usd-per-gpu-hour 2 --latex Cost \
+               --output "$numbers/02-cost.tex"

@@ -1,16 +1,7 @@
 # Tangled from chapters/08-sharded-state.nw; edit the chapter, not this file.
 # usage: sh code/runs/08-sharded-state.sh BUILD_DIR
 set -eu
-fleet="$1/bin/fleet"
 transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
-
-$fleet memory --params 12.5e9 --zero 3 --dp 128 \
-       --output "$transcripts/08-zero-3.txt"
-$fleet memory --params 12.5e9 --zero 3 --dp 128 --latex ZeroThree \
-       --output "$numbers/08-zero-3.tex"
-$fleet memory --params 100e9 --zero 0 --dp 16 --latex ZeroZero \
-       --output "$numbers/08-zero-0.tex"
-$fleet memory --params 100e9 --zero-sweep --output "$data/08-zero.csv"
 
 # minigpt, sharded: the check against the reference, then every stage on
 # 1, 2 and 4 ranks, two steps each, for the bytes held and sent.

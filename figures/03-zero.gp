@@ -1,4 +1,4 @@
-# Tangled from chapters/08-sharded-state.nw; edit the chapter, not this file.
+# Tangled from chapters/03-step.nw; edit the chapter, not this file.
 # Training state per GPU against data-parallel ranks, one line per stage.
 set datafile separator ','
 set logscale xy
@@ -10,7 +10,7 @@ set format x '%.0f'
 set xtics (1, 8, 64, 512, 4096, 32768)
 set key top right
 set grid xtics ytics
-file = data.'/08-zero.csv'
+file = data.'/03-zero.csv'
 plot file skip 1 using 1:2 with lines lw 2 lc rgb '#4477aa' title 'stage 0', \
      ''   skip 1 using 1:3 with lines lw 2 lc rgb '#ee6677' title 'stage 1', \
      ''   skip 1 using 1:4 with lines lw 2 lc rgb '#228833' title 'stage 2', \

@@ -1,0 +1,68 @@
+# Tangled from chapters/03-step.nw; edit the chapter, not this file.
+# usage: sh code/runs/03-step.sh BUILD_DIR
+set -eu
+fleet="$1/bin/fleet"
+transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
+
+$fleet step --parts                    --output "$transcripts/03-parts.txt"
+$fleet step --parts --csv              --output "$data/03-parts.csv"
+
+# Design A and design B, the same batch on the same fleet.
+a="--tp 8 --zero 3"
+b="--tp 8 --pp 8 --dp 16 --zero 0 --micro-batch-tokens 4096"
+$fleet step $a                         --output "$transcripts/03-design-a.txt"
+$fleet step $a --latex DesignA         --output "$numbers/03-design-a.tex"
+$fleet step $b                         --output "$transcripts/03-design-b.txt"
+$fleet step $b --latex DesignB         --output "$numbers/03-design-b.tex"
+$fleet step $a --nic-gbps 200 --latex SlowNic \
+                                       --output "$numbers/03-slow-nic.tex"
+$fleet step $b --nic-gbps 200 --latex SlowNicB \
+                                       --output "$numbers/03-slow-nic-b.tex"
+$fleet step $a --link-efficiency 0.8 --latex Efficient \
+                                       --output "$numbers/03-efficient.tex"
+$fleet step $a --in-network --latex DesignASharp \
+                                       --output "$numbers/03-design-a-sharp.tex"
+$fleet step $b --in-network --latex DesignBSharp \
+                                       --output "$numbers/03-design-b-sharp.tex"
+# A larger fleet with the same global batch.
+$fleet step $a --gpus 8192 --latex Wide --output "$numbers/03-wide.tex"
+
+# Tensor parallelism inside the node, and across two nodes.
+$fleet tp                              --output "$transcripts/03-tp8.txt"
+$fleet tp --latex TpEight              --output "$numbers/03-tp8.tex"
+$fleet tp --in-network --latex TpNvls  --output "$numbers/03-tp-nvls.tex"
+$fleet tp --tp 16 --link nic           --output "$transcripts/03-tp16.txt"
+$fleet tp --tp 16 --link nic --latex TpSixteen \
+                                       --output "$numbers/03-tp16.tex"
+$fleet tp --tp 16 --link nic --layers 50 --bytes-per-element 1 \
+          --latex TpRound              --output "$numbers/03-tp-round.tex"
+
+# Published throughputs as utilisation of the dense peak (Llama 3 405B).
+llama="--params 405e9 --tokens 15.6e12"
+$fleet compute $llama --gpus 8192  --achieved-flops 430e12 --latex LlamaEight \
+               --output "$numbers/03-llama-8k.tex"
+$fleet compute $llama --gpus 16384 --achieved-flops 400e12 --latex LlamaSixteen \
+               --output "$numbers/03-llama-16k.tex"
+$fleet compute $llama --gpus 16384 --achieved-flops 380e12 --latex LlamaLong \
+               --output "$numbers/03-llama-long.tex"
+
+# ZeRO's stages: design A's sharded state, plain data parallelism, the sweep.
+$fleet memory --params 12.5e9 --zero 3 --dp 128 \
+    | sed -n '/^ZeRO stage/,$p' > "$transcripts/03-zero-3.txt"
+test -s "$transcripts/03-zero-3.txt"
+$fleet memory --params 12.5e9 --zero 3 --dp 128 --latex ZeroThree \
+              --output "$numbers/03-zero-3.tex"
+$fleet memory --params 100e9 --zero 0 --dp 16 --latex ZeroZero \
+              --output "$numbers/03-zero-0.tex"
+$fleet memory --params 100e9 --zero-sweep --output "$data/03-zero.csv"
+ratios() {   # ratios FLAGS...: the NIC's two ratios of one run, "r,rb"
+    $fleet step "$@" --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++)
+        c[$i] = i } NR == 2 { printf "%s,%s", $c["nic_ratio"],
+        $c["nic_bandwidth_ratio"] }'
+}
+{
+    echo "nic_gbps,a_ratio,a_bandwidth_ratio,b_ratio,b_bandwidth_ratio"
+    for g in 100 150 200 300 400 600 800 1200 1600; do
+        echo "$g,$(ratios $a --nic-gbps $g),$(ratios $b --nic-gbps $g)"
+    done
+} > "$data/03-nic.csv"
