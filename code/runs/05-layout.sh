@@ -42,7 +42,7 @@ $fleet layout --top 6 --output "$transcripts/05-plan.txt"
 $fleet layout --latex Plan --output "$numbers/05-plan.tex"
 $fleet layout --nic-gbps 200 --top 4 --output "$transcripts/05-plan-slow.txt"
 $fleet layout --nic-gbps 200 --latex PlanSlow --output "$numbers/05-plan-slow.tex"
-$fleet layout --tp 16 --cross-node-tp --latex TpSixteen \
+$fleet layout --tp 16 --cross-node-tp --latex TpWide \
               --output "$numbers/05-tp16.tex"
 $fleet layout --layers 100 --latex Hundred --output "$numbers/05-hundred.tex"
 # TP16 per micro-batch of A's 16,384 tokens: what a ring sends, and the
@@ -51,9 +51,9 @@ t16="--tp 16 --cross-node-tp --pp 1 --fsdp 1 --micro-batch 4"
 ring=$(best tp_bytes $t16)
 m16=$(best microbatches $t16)
 awk -v b="$ring" -v m="$m16" 'BEGIN {
-    printf "\\newcommand{\\TpSixteenRingGb}{%.0f}\n", b / m / 1e9
-    printf "\\newcommand{\\TpSixteenOnceGb}{%.0f}\n", b / m / 2e9
-    printf "\\newcommand{\\TpSixteenNicS}{%.1f}\n", b / m / 50e9 }' \
+    printf "\\newcommand{\\TpWideRingGb}{%.0f}\n", b / m / 1e9
+    printf "\\newcommand{\\TpWideOnceGb}{%.0f}\n", b / m / 2e9
+    printf "\\newcommand{\\TpWideNicS}{%.1f}\n", b / m / 50e9 }' \
     > "$numbers/05-tp16-micro.tex"
 echo "nic_gbps,ratio_a,ratio_b,step_a,step_b" > "$data/05-ratio.csv.tmp"
 for nic in 100 125 150 175 200 225 250 275 300 325 350 375 400 450 500 600 \
