@@ -52,7 +52,6 @@ ring=$(best tp_bytes $t16)
 m16=$(best microbatches $t16)
 awk -v b="$ring" -v m="$m16" 'BEGIN {
     printf "\\newcommand{\\TpWideRingGb}{%.0f}\n", b / m / 1e9
-    printf "\\newcommand{\\TpWideOnceGb}{%.0f}\n", b / m / 2e9
     printf "\\newcommand{\\TpWideNicS}{%.1f}\n", b / m / 50e9 }' \
     > "$numbers/05-tp16-micro.tex"
 echo "nic_gbps,ratio_a,ratio_b,step_a,step_b" > "$data/05-ratio.csv.tmp"
