@@ -63,9 +63,15 @@ close_to($b->{nic_bytes}, $dp_b + $pp_b, 1e-9, 'B: cross-node bytes');
 ok($b->{fits}, 'B fits in 80 GB');
 
 # ------------------------------------------------------- the decision ----
-my $w400 = best();
-is("$w400->{tp} $w400->{pp} $w400->{dp} $w400->{fsdp}", '8 1 128 1',
-   'at 400 Gbps the planner chooses design A');
+# At 400 Gbps design A and the best interleaved pipeline are level: A is
+# the best layout without a pipeline and within 2 % of the best of all.
+my @l400 = layouts();
+my $w400 = $l400[0];
+my ($a400) = grep { $_->{pp} == 1 } @l400;
+is("$a400->{tp} $a400->{pp} $a400->{dp} $a400->{fsdp}", '8 1 128 1',
+   'at 400 Gbps design A is the best unpipelined layout');
+cmp_ok($a400->{step_time_s}, '<', 1.02 * $w400->{step_time_s},
+       "at 400 Gbps design A is within 2 % of the best ($w400->{layout})");
 my $w200 = best(qw(--nic-gbps 200));
 cmp_ok($w200->{pp}, '>', 1, "at 200 Gbps the winner is pipelined ($w200->{layout})");
 is($w200->{fsdp}, 0, 'at 200 Gbps the winner does not use FSDP');
@@ -171,9 +177,10 @@ for my $case (@bad) {
                  'book: interleaved 7/128');
     macro_agrees($n, 'TpWideRingGb', 4 * 2 * 15 / 16 * 16384 * $h * 2 * $L / 1e9,
                  'book: TP16 ring bytes a micro-batch');
-    macro_agrees($n, 'LatFourDpLatencyS', 3 * 55 * 511 * 10e-6,
+    # chapter 3's NIC latency, 14 us a ring step
+    macro_agrees($n, 'LatFourDpLatencyS', 3 * 55 * 511 * 14e-6,
                  'book: FSDP latency on 512 nodes');
-    is($n->{PlanLayout}, 'TP8 × FSDP128', 'book: the planner chooses A');
+    is($n->{PlanOther}, 'TP8 × FSDP128', 'book: design A is the best of its kind');
     unlike($n->{PlanSlowLayout}, qr/FSDP/, 'book: no FSDP at 200 Gbps');
     cmp_ok($n->{OverlapLow}, '<=', 0.5, 'book: the default overlap is in the range');
     cmp_ok($n->{OverlapHigh}, '>=', 0.5, 'book: ... on both sides');

@@ -520,9 +520,9 @@ int layout_main(int argc, char **argv)
         { "--overlap", OPT_NUMBER, 1, "share of compute that traffic can hide behind",
           0.5, NULL, 0 },
         { "--nvlink-latency-us", OPT_NUMBER, 1e6, "microseconds per ring step on "
-          "NVLink", 2, NULL, 0 },
+          "NVLink (default: link_latency, chapter 3)", 0, NULL, 0 },
         { "--nic-latency-us", OPT_NUMBER, 1e6, "microseconds per ring step between "
-          "nodes", 10, NULL, 0 },
+          "nodes (default: link_latency, chapter 3)", 0, NULL, 0 },
         /* the axes a reader may fix */
         { "--tp", OPT_COUNT, 1024, "fix the tensor-parallel degree", 0, NULL, 0 },
         { "--cp", OPT_COUNT, 1024, "fix the context-parallel degree", 0, NULL, 0 },
@@ -598,8 +598,12 @@ int layout_main(int argc, char **argv)
         .compute_efficiency = option_number(options, "--compute-efficiency"),
         .link_efficiency = option_number(options, "--link-efficiency"),
         .overlap = option_number(options, "--overlap"),
-        .nvlink_latency = option_number(options, "--nvlink-latency-us") * 1e-6,
-        .nic_latency = option_number(options, "--nic-latency-us") * 1e-6,
+        .nvlink_latency = option_given(options, "--nvlink-latency-us")
+            ? option_number(options, "--nvlink-latency-us") * 1e-6
+            : link_latency(LINK_NVLINK),
+        .nic_latency = option_given(options, "--nic-latency-us")
+            ? option_number(options, "--nic-latency-us") * 1e-6
+            : link_latency(LINK_NIC),
         .backward_ratio = 2,
     };
     if (fmod(fleet.batch_tokens, base.seq) != 0) {
