@@ -100,6 +100,12 @@ void report_text(Report *r, const char *key, const char *text);
 int report_requested(Option *options);
 /* Write the report in the format the options ask for (JSON, CSV or LaTeX). */
 void print_report(FILE *out, const Report *r, Option *options);
+/* Many reports of one kind: {"KEY": [{...}, ...]} item by item, or CSV
+   lines under one header. */
+void json_list_begin(FILE *out, const char *key);
+void json_list_item(FILE *out, const Report *r, int index);
+void json_list_end(FILE *out);
+void print_csv_row(FILE *out, const Report *r, int header);
 /* Open standard output or the --output file; 0 on success, 2 on error. */
 int output_open(Output *o, const char *command, Option *options);
 /* The same for the file named by `flag` (NULL path: standard output). */

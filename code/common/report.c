@@ -17,24 +17,47 @@ void report_text(Report *r, const char *key, const char *text)
     report_add(r, key, FIELD_TEXT, 0);
     r->fields[r->count - 1].text = text;
 }
-static void print_json(FILE *out, const Report *r)
+static void print_json_object(FILE *out, const Report *r, const char *indent)
 {
     fputc('{', out);
     for (int i = 0; i < r->count; i++) {
         const Field *f = &r->fields[i];
-        fprintf(out, "%s\n  \"%s\": ", i ? "," : "", f->key);
+        fprintf(out, "%s\n%s  \"%s\": ", i ? "," : "", indent, f->key);
         if (f->kind == FIELD_TEXT)
             fprintf(out, "\"%s\"", f->text);
         else
             fprintf(out, "%.17g", f->value);
     }
-    fprintf(out, "\n}\n");
+    fprintf(out, "\n%s}", indent);
 }
-static void print_csv(FILE *out, const Report *r)
+
+static void print_json(FILE *out, const Report *r)
 {
-    for (int i = 0; i < r->count; i++)
-        fprintf(out, "%s%s", i ? "," : "", r->fields[i].key);
+    print_json_object(out, r, "");
     fputc('\n', out);
+}
+void json_list_begin(FILE *out, const char *key)
+{
+    fprintf(out, "{\n  \"%s\": [", key);
+}
+
+void json_list_item(FILE *out, const Report *r, int index)
+{
+    fprintf(out, "%s\n    ", index ? "," : "");
+    print_json_object(out, r, "    ");
+}
+
+void json_list_end(FILE *out)
+{
+    fprintf(out, "\n  ]\n}\n");
+}
+void print_csv_row(FILE *out, const Report *r, int header)
+{
+    if (header) {
+        for (int i = 0; i < r->count; i++)
+            fprintf(out, "%s%s", i ? "," : "", r->fields[i].key);
+        fputc('\n', out);
+    }
     for (int i = 0; i < r->count; i++) {
         const Field *f = &r->fields[i];
         if (i)
@@ -45,6 +68,11 @@ static void print_csv(FILE *out, const Report *r)
             fprintf(out, "%.17g", f->value);
     }
     fputc('\n', out);
+}
+
+static void print_csv(FILE *out, const Report *r)
+{
+    print_csv_row(out, r, 1);
 }
 static void print_macro_name(FILE *out, const char *prefix, const char *key)
 {

@@ -187,6 +187,85 @@ typedef struct {
 #define CONTEXT_BYTES_DEFAULT 1e9     /* CUDA context and loaded kernels    */
 #define LIBRARY_BYTES_DEFAULT 0.5e9   /* NCCL's buffers, all communicators  */
 #define FRAGMENTATION_DEFAULT 0.10    /* on top of the live bytes           */
+typedef enum { PIPE_FORWARD, PIPE_BACKWARD } PipeOpKind;
+
+typedef struct {
+    PipeOpKind kind;
+    int micro_batch;          /* 0 .. m-1                                  */
+    int chunk;                /* 0 .. v-1                                  */
+    double start, end;        /* filled in by the simulation               */
+} PipeOp;
+
+typedef struct {
+    /* what is given */
+    Schedule schedule;
+    int stages;               /* p                                         */
+    int micro_batches;        /* m                                         */
+    int chunks;               /* v: 1 unless interleaved                   */
+    double backward_ratio;    /* R: a backward takes R forwards' time      */
+    double p2p_seconds;       /* X: time to send an activation to the next stage */
+    /* the timeline: stage r's operations are ops[r * per_stage ...]       */
+    PipeOp *ops;
+    int per_stage;            /* 2 m v                                     */
+    /* what follows */
+    double step_time;         /* when the last operation ends              */
+    double compute;           /* busy time of one stage: m (1 + R)         */
+    double idle;              /* step_time - compute                       */
+    double bubble;            /* idle ÷ step_time                          */
+    double bubble_over_compute; /* idle ÷ compute                          */
+} Pipeline;
+/* What no formula gives: each a flag of fleet layout, with its reason. */
+typedef struct {
+    double compute_efficiency; /* fraction of dense peak the kernels reach  */
+    double link_efficiency;    /* busbw ÷ line rate a collective reaches    */
+    double overlap;            /* share of compute that can hide traffic    */
+    double nvlink_latency;     /* seconds per ring step inside a node       */
+    double nic_latency;        /* seconds per ring step between nodes       */
+    double backward_ratio;     /* backward time ÷ forward time              */
+} Assumptions;
+
+/* The fleet and the work, as fleet layout is given them. */
+typedef struct {
+    const Gpu *gpu;
+    double gpus;
+    double per_node;           /* GPUs that share NVLink                    */
+    double nvlink_bandwidth;   /* bytes/s each way per GPU, line rate       */
+    double nic_bandwidth;      /* bytes/s each way per GPU, line rate       */
+    double batch_tokens;       /* tokens per optimizer step, all replicas   */
+    double model_params;       /* N for the FLOPs and the traffic           */
+} Fleet;
+
+/* One layout, evaluated: what it holds, does, sends, and how long it takes. */
+typedef struct {
+    Layout l;                  /* the model on its layout (chapter 4)       */
+    Text name;                 /* "TP8 × FSDP128"                           */
+    GpuMemory memory;
+    int fits;
+    double model_flops;        /* per GPU per step, 6N + attention          */
+    double hardware_flops;     /* the same with recomputation               */
+    double compute_s;          /* the heaviest stage's, at the efficiency   */
+    double dense_compute_s;    /* 6N per token only, evenly spread          */
+    double bubble_s;           /* idle time of the pipeline                 */
+    double tp_bytes, tp_s;     /* tensor-parallel all-reduces: exposed      */
+    double cp_bytes, cp_s;     /* context-parallel K,V gathers              */
+    double pp_bytes, pp_s;     /* activations to the next stage             */
+    double dp_bytes, dp_s;     /* the data-parallel gradients (or FSDP)     */
+    double dp_latency_s;       /* the part of dp_s that is ring latency     */
+    int tp_nic, cp_nic, pp_nic, dp_nic;     /* 1: the axis crosses nodes    */
+    double nic_bytes, nvlink_bytes;         /* per GPU per step, by link    */
+    double overlappable_s;     /* traffic that may hide behind compute      */
+    double window_s;           /* the compute it may hide behind            */
+    double exposed_s;          /* communication the step waits for          */
+    double step_s, mfu;
+    double comm_compute_ratio; /* NIC traffic's seconds ÷ compute seconds   */
+} Plan;
+/* The axes fleet layout may choose; 0 (or -1 for the switches) is free. */
+typedef struct {
+    double tp, cp, pp, dp, chunks, micro_batches, micro_batch;
+    int fsdp, schedule, recompute;     /* -1: free                      */
+    int cross_node_tp;                 /* 1: TP may leave the node      */
+    double cp_min_tokens;              /* shortest slice of a sequence  */
+} Axes;
 typedef int Subcommand(int argc, char **argv);
 double state_bytes_per_param(const StateBytes *s);
 /* The part named by --gpu, or NULL after printing an error. */
@@ -258,4 +337,21 @@ GpuMemory gpu_memory(const Layout *l);
    2 h ffn (GELU) or 3 h ffn (gated); layer norms and biases left out. */
 double params_per_layer(const Layout *l);
 int activations_main(int argc, char **argv);
+/* Fill in p->ops and the times; 0, or -1 if the schedule deadlocks. */
+int simulate_pipeline(Pipeline *p);
+int pipeline_warmup(const Pipeline *p, int r);
+double pipeline_peak_in_flight(const Pipeline *p, int r);
+double bubble_over_compute_closed(Schedule s, double p, double m, double v);
+const char *schedule_name(Schedule s);
+const char *recompute_name(Recompute r);
+void evaluate_plan(Plan *pl, const Fleet *f, const Assumptions *a);
+int compare_plans(const void *x, const void *y);
+double reversal_nic(const Plan *w, const Plan *o, const Fleet *f,
+                    const Assumptions *a);
+int pipeline_main(int argc, char **argv);
+/* The schedule named by --schedule (gpipe, 1f1b, interleaved); -1 if
+   unknown, after printing an error that names the flag. */
+int find_schedule(const char *command, const char *name);
+int layout_main(int argc, char **argv);
+Text layout_name(const Layout *l);
 #endif

@@ -14,6 +14,8 @@ static const struct {
     { "step", step_main, "the batch, the step, and bytes against compute per link" },
     { "tp", tp_main, "a tensor-parallel block: all-reduce bytes against compute" },
     { "activations", activations_main, "activation memory per layer, stage and GPU" },
+    { "pipeline", pipeline_main, "a pipeline schedule's timeline and bubble" },
+    { "layout", layout_main, "every layout of a model on a fleet, ranked" },
 };
 
 enum { SUBCOMMANDS = sizeof subcommands / sizeof subcommands[0] };

@@ -1,0 +1,129 @@
+# Tangled from chapters/05-layout.nw; edit the chapter, not this file.
+# usage: sh code/runs/05-layout.sh BUILD_DIR
+set -eu
+fleet="$1/bin/fleet"
+transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
+A="--tp 8 --pp 1 --dp 128 --fsdp 1"
+B="--tp 8 --pp 8 --dp 16 --fsdp 0 --schedule 1f1b --micro-batch 1"
+llama="--layers 126 --hidden 16384 --ffn 53248 --gated --heads 128
+       --kv-heads 8 --vocab 128000 --batch-tokens 16777216"
+
+# best KEY FLAGS...: one field of the best layout fleet layout finds.
+best() {
+    key=$1
+    shift
+    $fleet layout "$@" --csv \
+        | awk -F, -v k="$key" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+                               NR == 2 { print $c[k] }'
+}
+
+$fleet pipeline --pp 8 --micro-batches 32 --output "$transcripts/05-pipeline.txt"
+$fleet pipeline --pp 8 --micro-batches 32 --latex Pipe \
+                --output "$numbers/05-pipe.tex"
+$fleet pipeline --pp 8 --micro-batches 32 --schedule interleaved --chunks 4 \
+                --latex PipeInter --output "$numbers/05-pipe-inter.tex"
+$fleet pipeline --pp 8 --micro-batches 16 --trace --output "$data/05-trace-8.csv"
+$fleet pipeline --pp 16 --micro-batches 32 --schedule interleaved --chunks 2 \
+                --trace --output "$data/05-trace-16.csv"
+$fleet pipeline --pp 4 --micro-batches 8 --p2p-seconds 0.5 \
+                --latex PipeWire --output "$numbers/05-pipe-wire.tex"
+if $fleet pipeline --pp 8 --micro-batches 12 --schedule interleaved \
+          --chunks 2 2> "$transcripts/05-deadlock.txt" > /dev/null; then
+    echo "05-layout.sh: the deadlock the chapter shows did not happen" >&2
+    exit 1
+fi
+$fleet layout $A --top 1 --output "$transcripts/05-design-a.txt"
+$fleet layout $B --top 1 --output "$transcripts/05-design-b.txt"
+$fleet layout $A --latex DesA --output "$numbers/05-des-a.tex"
+$fleet layout $B --latex DesB --output "$numbers/05-des-b.tex"
+$fleet layout $A --nic-gbps 200 --latex DesAslow --output "$numbers/05-des-a-slow.tex"
+$fleet layout $B --nic-gbps 200 --latex DesBslow --output "$numbers/05-des-b-slow.tex"
+$fleet layout --top 6 --output "$transcripts/05-plan.txt"
+$fleet layout --latex Plan --output "$numbers/05-plan.tex"
+$fleet layout --nic-gbps 200 --top 4 --output "$transcripts/05-plan-slow.txt"
+$fleet layout --nic-gbps 200 --latex PlanSlow --output "$numbers/05-plan-slow.tex"
+$fleet layout --tp 16 --cross-node-tp --latex TpWide \
+              --output "$numbers/05-tp16.tex"
+$fleet layout --layers 100 --latex Hundred --output "$numbers/05-hundred.tex"
+# TP16 per micro-batch of A's 16,384 tokens: what a ring sends, and the
+# element count 8 b s h (t-1)/t a layer that counts each buffer once.
+t16="--tp 16 --cross-node-tp --pp 1 --fsdp 1 --micro-batch 4"
+ring=$(best tp_bytes $t16)
+m16=$(best microbatches $t16)
+awk -v b="$ring" -v m="$m16" 'BEGIN {
+    printf "\\newcommand{\\TpWideRingGb}{%.0f}\n", b / m / 1e9
+    printf "\\newcommand{\\TpWideNicS}{%.1f}\n", b / m / 50e9 }' \
+    > "$numbers/05-tp16-micro.tex"
+echo "nic_gbps,ratio_a,ratio_b,step_a,step_b" > "$data/05-ratio.csv.tmp"
+for nic in 100 125 150 175 200 225 250 275 300 325 350 375 400 450 500 600 \
+           700 800; do
+    echo "$nic,$(best comm_compute_ratio $A --nic-gbps $nic),$(best \
+          comm_compute_ratio $B --nic-gbps $nic),$(best step_time_s $A \
+          --nic-gbps $nic),$(best step_time_s $B --nic-gbps $nic)"
+done >> "$data/05-ratio.csv.tmp"
+mv "$data/05-ratio.csv.tmp" "$data/05-ratio.csv"
+awk -F, 'NR > 2 && !done && (pa - pb) * ($4 - $5) <= 0 {
+             x = pn + ($1 - pn) * (pa - pb) / ((pa - pb) - ($4 - $5))
+             printf "\\newcommand{\\CrossNicGbps}{%.0f}\n", x; done = 1 }
+         NR > 1 { pn = $1; pa = $4; pb = $5 }' "$data/05-ratio.csv" \
+    > "$numbers/05-cross.tex"
+grep -q CrossNicGbps "$numbers/05-cross.tex"
+awk -F, 'NR > 2 && !done && (pa - pb) * ($4 - $5) <= 0 {
+             f = (pa - pb) / ((pa - pb) - ($4 - $5))
+             print "nic_gbps,ratio_a"
+             printf "%.6g,%.6g\n", pn + ($1 - pn) * f, ra + ($2 - ra) * f
+             done = 1 }
+         NR > 1 { pn = $1; pa = $4; pb = $5; ra = $2 }' "$data/05-ratio.csv" \
+    > "$data/05-cross.csv"
+low="" high=""
+for h in 0.05 0.1 0.15 0.2 0.25 0.3 0.35 0.4 0.45 0.5 0.55 0.6 0.65 0.7 \
+         0.75 0.8 0.85 0.9 0.95 1; do
+    a4=$(best step_time_s $A --overlap $h)
+    b4=$(best step_time_s $B --overlap $h)
+    a2=$(best step_time_s $A --overlap $h --nic-gbps 200)
+    b2=$(best step_time_s $B --overlap $h --nic-gbps 200)
+    if awk "BEGIN { exit !($a4 < $b4 && $a2 > $b2) }"; then
+        low=${low:-$h}
+        high=$h
+    fi
+done
+test -n "$low"
+printf '\\newcommand{\\OverlapLow}{%s}\n\\newcommand{\\OverlapHigh}{%s}\n' \
+       "$low" "$high" > "$numbers/05-overlap.tex"
+$fleet layout $llama --seq 8192 --gpus 16384 --top 5 \
+              --output "$transcripts/05-405b.txt"
+$fleet layout $llama --seq 8192 --gpus 16384 --latex Big \
+              --output "$numbers/05-big.tex"
+$fleet layout $llama --seq 8192 --gpus 16384 --tp 8 --pp 16 --dp 128 \
+              --fsdp 0 --latex BigPub --output "$numbers/05-big-pub.tex"
+$fleet layout $llama --seq 8192 --gpus 8192 --tp 8 --pp 16 --dp 64 \
+              --fsdp 0 --schedule interleaved --latex PubEight --output "$numbers/05-pub-8k.tex"
+$fleet layout $llama --seq 8192 --gpus 16384 --tp 8 --pp 16 --dp 128 \
+              --fsdp 0 --schedule interleaved --latex PubSixteen --output "$numbers/05-pub-16k.tex"
+$fleet layout $llama --seq 131072 --gpus 16384 --tp 8 --cp 16 --pp 16 --dp 8 \
+              --fsdp 0 --schedule interleaved --latex PubLong --output "$numbers/05-pub-long.tex"
+# The step each published MFU implies: model FLOPs ÷ (MFU × peak).
+for row in "Eight 8192 1 64 8192 0.43" "Sixteen 16384 1 128 8192 0.41" \
+           "Long 16384 16 8 131072 0.38"; do
+    set -- $row
+    flops=$(best model_flops $llama --seq $5 --gpus $2 --tp 8 --cp $3 \
+            --pp 16 --dp $4 --fsdp 0)
+    awk -v f="$flops" -v u="$6" -v n="$1" 'BEGIN {
+        printf "\\newcommand{\\Pub%sPublishedStep}{%.1f}\n", n, f / (u * 989e12) }'
+done > "$numbers/05-pub-steps.tex"
+$fleet layout --csv --output "$data/05-search.csv"
+{
+    $fleet layout $A --csv | sed -n 1p | sed 's/^/label,/'
+    for case in "A:$A" "B:$B" "B-full:$B --recompute full" \
+                "TP4.PP8:--tp 4 --pp 8 --dp 32 --fsdp 0" \
+                "TP8.PP4:--tp 8 --pp 4 --dp 32 --fsdp 0" \
+                "TP8.DP128:--tp 8 --pp 1 --dp 128 --fsdp 0 --recompute full"; do
+        label=${case%%:*}
+        $fleet layout ${case#*:} --csv | sed -n 2p | sed "s/^/$label,/"
+    done
+} > "$data/05-memory.csv.tmp"
+mv "$data/05-memory.csv.tmp" "$data/05-memory.csv"
+$fleet layout --gpus 2048 $(echo $A | sed 's/--dp 128//') --latex LatTwo \
+              --output "$numbers/05-lat-2k.tex"
+$fleet layout --gpus 4096 $(echo $A | sed 's/--dp 128//') --latex LatFour \
+              --output "$numbers/05-lat-4k.tex"

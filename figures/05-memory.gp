@@ -1,0 +1,21 @@
+# Tangled from chapters/05-layout.nw; edit the chapter, not this file.
+# Memory per GPU by kind for the candidate layouts, against the 80 GB card.
+set datafile separator ','
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6
+set ylabel 'GB per GPU'
+set yrange [0:100]
+set key outside right top vertical
+set xtics scale 0 font ',8'
+set grid ytics
+m = data.'/05-memory.csv'
+set arrow from graph 0, first 80 to graph 1, first 80 nohead lw 2 dt 2 lc rgb '#000000'
+plot m using (column('memory_state')/1e9):xtic(1) title 'state' lc rgb '#4477aa', \
+     '' using (column('memory_activations')/1e9) title 'activations' lc rgb '#ee6677', \
+     '' using (column('memory_gathered')/1e9) title 'gathered' lc rgb '#228833', \
+     '' using (column('memory_logits')/1e9) title 'logits' lc rgb '#ccbb44', \
+     '' using ((column('memory_buffers') + column('memory_context'))/1e9) \
+        title 'buffers, context' lc rgb '#66ccee', \
+     '' using (column('memory_fragmentation')/1e9) title 'slack' lc rgb '#bbbbbb'

@@ -1,0 +1,208 @@
+#!/usr/bin/perl
+# tests/23-fleet-layout.t: fleet layout on the running example (100e9 dense,
+# 55 layers of hidden 12,288, 96 heads, sequence 4,096, 2,097,152 tokens a
+# step on 1,024 H100) and on Llama 3 405B, against arithmetic done here:
+# design A = TP8 x FSDP128 sends 3 x 25 GB x 127/128 across nodes; design B =
+# TP8 x PP8 x DP16 sends a ring all-reduce of 100e9/64 x 2 B over 16 ranks
+# plus 2 x 32 activations of 4,096 x 12,288 x 2 B / 8; A computes
+# 6 x 100e9 x 16,384 / 8 FLOPs; B's 1F1B bubble is 7/32 of compute. Then the
+# decisions: A at 400 Gbps, a pipelined layout without FSDP at 200 Gbps, B
+# ahead of A at 200 and behind at 400; TP inside the node; the JSON's shape;
+# bad input refused.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FleetTest;
+use File::Temp qw(tempdir);
+use Test::More;
+
+my $fleet = root() . '/build/bin/fleet';
+ok(-x $fleet, 'build/bin/fleet exists') or BAIL_OUT('run make first');
+
+sub layouts { return @{ fleet_json('layout', @_)->{layouts} }; }
+sub best { return (layouts(@_))[0]; }
+
+my ($N, $L, $h, $s, $G, $batch) = (100e9, 55, 12288, 4096, 1024, 2097152);
+my @A = qw(--tp 8 --pp 1 --dp 128 --fsdp 1);
+my @B = qw(--tp 8 --pp 8 --dp 16 --fsdp 0 --schedule 1f1b --micro-batch 1);
+
+# ---------------------------------------------------------- design A ----
+my $a = best(@A);
+is($a->{layers}, 55, 'the running example has 55 layers (12 L h^2 = 100e9)');
+is($a->{microbatches}, 1, 'A runs its 4 sequences as one micro-batch');
+is($a->{micro_batch}, 4, 'A: 16,384 tokens a replica');
+close_to($a->{nic_bytes}, 3 * $N / 8 * 2 * 127 / 128, 1e-9,
+         'A: FSDP sends 3 x 25 GB x 127/128 per GPU per step');
+close_to($a->{nic_line_s}, 3 * $N / 8 * 2 * 127 / 128 / 50e9, 1e-9,
+         'A: about 1.5 s at 50 GB/s');
+my $dense = 6 * $N * $batch / $G;
+close_to($dense, 1.2288e15, 1e-12, 'A: 6 x 100e9 x 16,384 / 8 = 1.23e15 FLOPs');
+close_to($a->{dense_compute_s}, $dense / (989e12 * 0.4), 1e-9,
+         'A: 3.1 s of 6N compute at 40 %');
+close_to($a->{model_flops}, ($dense + 12 * $L * $s * $h * $batch / $G), 1e-9,
+         'A: model FLOPs add the attention scores, 12 L s h a token');
+close_to($a->{nic_line_ratio}, 0.48, 0.01, 'A: NIC at line rate / compute = 0.48');
+ok($a->{fits}, 'A fits in 80 GB');
+is($a->{tp_nic}, 0, 'A: TP8 stays on NVLink');
+{
+    my $a200 = best(@A, qw(--nic-gbps 200));
+    close_to($a200->{nic_line_ratio}, 0.96, 0.01, 'A at 200 Gbps: ratio about 1');
+}
+
+# ---------------------------------------------------------- design B ----
+my $b = best(@B);
+is($b->{microbatches}, 32, 'B: 32 micro-batches of one sequence');
+close_to($b->{bubble_over_compute}, 7 / 32, 1e-12, 'B: bubble 7/32 of compute');
+my $dp_b = 2 * 15 / 16 * $N / 64 * 2;
+my $pp_b = 2 * 32 * $s * $h * 2 / 8;
+close_to($b->{dp_bytes}, $dp_b, 1e-9,
+         'B: DP ring all-reduce of 100e9/64 x 2 B over 16 ranks = 5.9 GB');
+close_to($b->{pp_bytes}, $pp_b, 1e-9, 'B: 64 activation sends of 12.6 MB');
+close_to($b->{nic_bytes}, $dp_b + $pp_b, 1e-9, 'B: cross-node bytes');
+ok($b->{fits}, 'B fits in 80 GB');
+
+# ------------------------------------------------------- the decision ----
+# At 400 Gbps design A and the best interleaved pipeline are level: A is
+# the best layout without a pipeline and within 2 % of the best of all.
+my @l400 = layouts();
+my $w400 = $l400[0];
+my ($a400) = grep { $_->{pp} == 1 } @l400;
+is("$a400->{tp} $a400->{pp} $a400->{dp} $a400->{fsdp}", '8 1 128 1',
+   'at 400 Gbps design A is the best unpipelined layout');
+cmp_ok($a400->{step_time_s}, '<', 1.02 * $w400->{step_time_s},
+       "at 400 Gbps design A is within 2 % of the best ($w400->{layout})");
+my $w200 = best(qw(--nic-gbps 200));
+cmp_ok($w200->{pp}, '>', 1, "at 200 Gbps the winner is pipelined ($w200->{layout})");
+is($w200->{fsdp}, 0, 'at 200 Gbps the winner does not use FSDP');
+cmp_ok(best(@A)->{step_time_s}, '<', best(@B)->{step_time_s},
+       'A beats B at 400 Gbps');
+cmp_ok(best(@A, qw(--nic-gbps 200))->{step_time_s}, '>',
+       best(@B, qw(--nic-gbps 200))->{step_time_s}, 'B beats A at 200 Gbps');
+{
+    my $t16 = best(qw(--tp 16 --cross-node-tp));
+    is($t16->{tp_nic}, 1, 'TP16 crosses nodes');
+    my $per_layer = 4 * 2 * 15 / 16 * $t16->{micro_batch} * $s * $h * 2;
+    close_to($t16->{tp_bytes}, $per_layer * $L * $t16->{microbatches}, 1e-9,
+             'TP16: four ring all-reduces a layer a micro-batch');
+    cmp_ok($t16->{step_time_s}, '>', $w400->{step_time_s}, 'TP16 loses');
+}
+
+# ------------------------------------------------------ the JSON's shape --
+my @all = layouts();
+cmp_ok(scalar @all, '>', 100, 'many layouts are admitted');
+my ($sorted, $fits_first) = (1, 1);
+for my $i (1 .. $#all) {
+    $fits_first = 0 if $all[$i]{fits} > $all[$i - 1]{fits};
+    my $key = $all[$i]{fits} ? 'step_time_s' : 'memory_per_gpu_bytes';
+    $sorted = 0 if $all[$i]{fits} == $all[$i - 1]{fits}
+                && $all[$i]{$key} < $all[$i - 1]{$key} * (1 - 1e-12);
+}
+ok($fits_first, 'layouts that fit come first');
+ok($sorted, 'then best first by step time (by memory among those that do not fit)');
+for my $key (qw(tp pp cp dp fsdp schedule chunks microbatches recompute
+                memory_per_gpu_bytes fits step_time_s mfu bubble
+                comm_compute_ratio)) {
+    ok(exists $all[0]{$key}, "each layout has $key");
+}
+my $bad_product = grep { $_->{tp} * $_->{cp} * $_->{pp} * $_->{dp} != $G } @all;
+is($bad_product, 0, 'tp x cp x pp x dp = GPUs in every layout');
+my $bad_tp = grep { 96 % $_->{tp} || $_->{tp} > 8 } @all;
+is($bad_tp, 0, 'TP divides the heads and stays in the node');
+for my $p (@all) {
+    my $m = $p->{model_flops} / ($p->{step_time_s} * 989e12);
+    if (abs($m - $p->{mfu}) > 1e-9) { fail("MFU of $p->{layout}"); last; }
+}
+pass('MFU = model FLOPs / (step x peak) in every layout');
+
+# ---------------------------------------------------------------- 405B --
+my @llama = qw(--layers 126 --hidden 16384 --ffn 53248 --gated --heads 128
+               --kv-heads 8 --vocab 128000 --seq 8192 --batch-tokens 16777216);
+{
+    my @l = layouts(@llama, qw(--gpus 16384));
+    my $w = $l[0];
+    is($w->{tp}, 8, "405B on 16,384: TP8 ($w->{layout})");
+    cmp_ok($w->{pp}, '>', 1, '405B on 16,384: pipelined across nodes');
+    is($w->{cp}, 1, '405B at 8k tokens: no context parallelism');
+    my ($llama) = grep { $_->{tp} == 8 && $_->{pp} == 16 && $_->{dp} == 128 } @l;
+    ok($llama && $llama->{fits}, 'TP8 x PP16 x DP128 fits');
+    cmp_ok($llama->{step_time_s}, '<', 1.05 * $w->{step_time_s},
+           'TP8 x PP16 x DP128 is within 5 % of the best step');
+    my $per_layer = 2 * 16384**2 + 2 * 16384 * 1024 + 3 * 16384 * 53248;
+    close_to($w->{params}, 126 * $per_layer + 2 * 128000 * 16384, 1e-12,
+             '405B: parameters from the shape');
+}
+
+# ------------------------------------------------------------ bad input --
+my @bad = (
+    [ '--tp', qw(--tp 7) ], [ '--tp', qw(--tp 8 --pp 8 --dp 8 --cp 1) ],
+    [ '--fsdp', qw(--fsdp 2) ], [ '--schedule', qw(--schedule gpipe) ],
+    [ '--schedule', qw(--schedule zigzag) ],
+    [ '--recompute', qw(--recompute partial) ], [ '--pp', qw(--pp 100) ],
+    [ '--chunks', qw(--chunks 2) ], [ '--kv-heads', qw(--kv-heads 5) ],
+    [ '--batch-tokens', qw(--batch-tokens 1000) ], [ '--gpus', qw(--gpus 0) ],
+    [ '--overlap', qw(--overlap 1.5) ], [ '--nic-gbps', qw(--nic-gbps -4) ],
+    [ '--gpu', qw(--gpu v100) ], [ '--gpus', qw(--gpus 1000 --tp 8 --pp 5) ],
+);
+for my $case (@bad) {
+    my ($flag, @args) = @$case;
+    my $dir = tempdir(CLEANUP => 1);
+    my ($status, $out, $err) = run($fleet, 'layout', @args, '--output',
+                                   "$dir/out");
+    is($status, 2, "layout @args: exit 2");
+    is($out, '', "layout @args: nothing on stdout");
+    my $lines = () = $err =~ /\n/g;
+    is($lines, 1, "layout @args: one line on stderr") or diag $err;
+    like($err, qr/\Q$flag\E/, "layout @args: names $flag");
+    ok(!-e "$dir/out", "layout @args: no output file");
+}
+
+# ------------------------------------------------------------ the book --
+# The chapter's macros against the arithmetic above, and the transcripts and
+# figures in the woven book.
+{
+    my $n = read_macros(root() . '/build/numbers/05-{des,pipe,tp16,lat,plan,overlap}*.tex');
+    macro_agrees($n, 'DesANicBytes', 3 * $N / 8 * 2 * 127 / 128, 'book: A sends 74.4 GB');
+    macro_agrees($n, 'DesBDpBytes', $dp_b, 'book: B all-reduces 5.86 GB');
+    macro_agrees($n, 'DesBPpBytes', $pp_b, 'book: B sends 805 MB of activations');
+    macro_agrees($n, 'DesBNicBytes', $dp_b + $pp_b, 'book: B crosses 6.66 GB');
+    macro_agrees($n, 'DesANicLineRatio', 3 * $N / 8 * 2 * 127 / 128 / 50e9
+                 / ($dense / (989e12 * 0.4)), 'book: A ratio 0.48');
+    macro_agrees($n, 'DesAslowNicLineRatio', 3 * $N / 8 * 2 * 127 / 128 / 25e9
+                 / ($dense / (989e12 * 0.4)), 'book: A ratio at 200 Gbps');
+    macro_agrees($n, 'DesBBubbleOverCompute', 100 * 7 / 32, 'book: B bubble 7/32');
+    macro_agrees($n, 'PipeStepTime', (32 + 8 - 1) * 3, 'book: simulated step');
+    macro_agrees($n, 'PipeBubble', 100 * 7 / 39, 'book: 7/39 of the step');
+    macro_agrees($n, 'PipeInterBubbleOverCompute', 100 * 7 / (4 * 32),
+                 'book: interleaved 7/128');
+    macro_agrees($n, 'TpWideRingGb', 4 * 2 * 15 / 16 * 16384 * $h * 2 * $L / 1e9,
+                 'book: TP16 ring bytes a micro-batch');
+    # chapter 3's NIC latency, 14 us a ring step
+    macro_agrees($n, 'LatFourDpLatencyS', 3 * 55 * 511 * 14e-6,
+                 'book: FSDP latency on 512 nodes');
+    is($n->{PlanOther}, 'TP8 × FSDP128', 'book: design A is the best of its kind');
+    unlike($n->{PlanSlowLayout}, qr/FSDP/, 'book: no FSDP at 200 Gbps');
+    cmp_ok($n->{OverlapLow}, '<=', 0.5, 'book: the default overlap is in the range');
+    cmp_ok($n->{OverlapHigh}, '>=', 0.5, 'book: ... on both sides');
+
+    my $book = root() . '/build/book.pdf';
+    (my $flat = pdf_text($book)) =~ s/\s+/ /g;
+    my ($chapter) = $flat =~ /(Chapter 5 The layout decision.*?)Chapter 6 /;
+    ok(defined $chapter, 'the book has chapter 5');
+    $chapter //= '';
+    for my $t ('05-plan', '05-plan-slow', '05-pipeline', '05-405b') {
+        my $text = slurp(root() . "/build/transcripts/$t.txt") // '';
+        my ($line) = grep { /\S/ } split /\n/, $text;
+        (my $want = $line // 'missing') =~ s/\s+/ /g;
+        ok(index($chapter, $want) >= 0, "the $t transcript is in the chapter");
+    }
+    for my $f ('05-ratio', '05-memory', '05-search', '05-timeline') {
+        ok(-s root() . "/build/figures/$f.pdf", "figure $f was drawn");
+    }
+    like($chapter, qr/Figure 5\.1/, 'figure 5.1 is placed');
+    like($chapter, qr/Design A, TP8 × FSDP128/, 'design A is defined');
+    like($chapter, qr/Design B, TP8 × PP8 × DP16/, 'design B is defined');
+    like($chapter, qr/Capstone drill/, 'the capstone drill is there');
+}
+
+done_testing();
