@@ -26,7 +26,8 @@ my @whole = (2, 2, 1, 2, 2, 1);   # LN1 in, QKV in, attn mask, LN2 in, fc1 in, m
 my @split = (4, 2, 2, 8, 8);      # Q and K, V, proj in, GELU in, GELU out
 my @scores = (2, 1, 2);           # softmax out, its mask, dropped-out scores
 
-# %a: s, b, h, a, t, sp (0/1), rc (none/selective/full), cp.
+# %a: s, b, h, a, t, sp (0/1), rc (none/selective/full), cp, at (flash, the
+# default, or materialized): a fused attention kernel never writes the scores.
 sub layer_bytes {
     my (%a) = @_;
     my $cp = $a{cp} // 1;
@@ -36,7 +37,7 @@ sub layer_bytes {
     my $bytes = $sbh * (sum(@whole) / ($a{sp} ? $t : 1) + sum(@split) / $t);
     # a s^2 b / cp scores per GPU, split over the t groups of heads
     $bytes += sum(@scores) * $a{a} * $a{s} * $a{s} / $cp * $a{b} / $t
-        if $a{rc} eq 'none';
+        if $a{rc} eq 'none' && ($a{at} // 'flash') eq 'materialized';
     return $bytes;
 }
 
@@ -96,7 +97,8 @@ sub stage_memory {
     my $params = ($layers * $per + ($r == 0 ? $vh : 0)
                   + ($r == $p - 1 ? $vh : 0)) / $t;
     my %shape = (s => $l->{seq}, b => $l->{micro_batch}, h => $l->{hidden},
-                 a => $l->{heads}, t => $t, sp => $l->{sp}, cp => $cp);
+                 a => $l->{heads}, t => $t, sp => $l->{sp}, cp => $cp,
+                 at => $l->{at} // 'flash');
     my $kept = layer_bytes(%shape, rc => $l->{rc});
     my $whole = layer_bytes(%shape, rc => 'none');
     my $flight = in_flight($l->{schedule}, $p, $l->{micro_batches},
@@ -148,7 +150,7 @@ sub flags {
     my %name = (hidden => '--hidden', heads => '--heads', seq => '--seq',
                 micro_batch => '--micro-batch', vocab => '--vocab',
                 tp => '--tp', cp => '--cp', pp => '--pp', dp => '--dp',
-                zero => '--zero', rc => '--recompute',
+                zero => '--zero', rc => '--recompute', at => '--attention',
                 schedule => '--schedule', chunks => '--chunks',
                 micro_batches => '--micro-batches', layers => '--layers',
                 params => '--params', kv_heads => '--kv-heads',
@@ -192,7 +194,7 @@ for my $h (6144, 12288) {
           }
           # The item list gives the same as the closed forms.
           my %shape = (s => $s, b => $b, h => $h, a => $a, t => $t);
-          close_to(layer_bytes(%shape, sp => 1, rc => 'none'),
+          close_to(layer_bytes(%shape, sp => 1, rc => 'none', at => 'materialized'),
                    $want{bytes_per_layer_tp_sp}, 1e-12,
                    "h $h a $a s $s b $b t $t: the tensors add up to 34/t + 5as/(ht)");
         }
@@ -203,10 +205,36 @@ for my $h (6144, 12288) {
 
 # Context parallelism: s/cp of the tokens, scores against all s keys.
 {
-    my $j = fleet_json(qw(activations --cp 4 --tp 8 --sequence-parallel));
+    my $j = fleet_json(qw(activations --cp 4 --tp 8 --sequence-parallel
+                          --attention materialized));
     close_to($j->{bytes_per_layer}, layer_bytes(s => 4096, b => 4, h => 12288,
-             a => 96, t => 8, sp => 1, rc => 'none', cp => 4), 1e-12,
+             a => 96, t => 8, sp => 1, rc => 'none', cp => 4,
+             at => 'materialized'), 1e-12,
              'context parallel of 4: a quarter of the tokens');
+    my $jf = fleet_json(qw(activations --cp 4 --tp 8 --sequence-parallel));
+    close_to($jf->{bytes_per_layer}, 34 / 8 * 4096 / 4 * 4 * 12288, 1e-12,
+             '... and with a fused kernel no scores at all: 34/t sbh/cp');
+}
+# A fused kernel: no scores stored, none while a layer is recomputed, so
+# selective recomputation is the same as none; materialised scores are the
+# 5as/h of the table, kept per layer or held for the layer recomputed.
+{
+    my %a = (tp => 8, sp => 1, dp => 128, zero => 3);
+    my $fn = fleet_json('activations', flags(%a, rc => 'none'));
+    my $fs = fleet_json('activations', flags(%a, rc => 'selective'));
+    my $mn = fleet_json('activations', flags(%a, rc => 'none', at => 'materialized'));
+    my $ms = fleet_json('activations', flags(%a, rc => 'selective', at => 'materialized'));
+    my $sbh = 16384 * 12288;
+    close_to($fn->{bytes_per_layer}, 34 / 8 * $sbh, 1e-12, 'flash, none: 34/t sbh');
+    is($fs->{recomputing_bytes}, 0, 'flash, selective: nothing held for the layer recomputed');
+    close_to($fs->{bytes_per_gpu}, $fn->{bytes_per_gpu}, 1e-12,
+             'flash: selective recomputation holds what none holds');
+    close_to($mn->{bytes_per_layer}, (34 + 5 * 96 * 4096 / 12288) / 8 * $sbh, 1e-12,
+             'materialized, none: (34 + 5as/h)/t sbh');
+    close_to($ms->{recomputing_bytes}, 5 * 96 * 4096 / 12288 / 8 * $sbh, 1e-12,
+             'materialized, selective: one layer\'s scores, 5as/(ht) sbh, while recomputed');
+    close_to($ms->{recomputing_bytes}, 4.03e9, 0.002, '... 4.03 GB for design A');
+    is($fn->{attention}, 'flash', 'flash attention is the default');
 }
 
 # The running example's numbers.
@@ -240,6 +268,9 @@ close_to($j100->{layer_params}, 180e9, 0.01, '... and 180B parameters');
 my @layouts = (
     map({ my $rc = $_; ({ %$design_a, rc => $rc }, { %$design_b, rc => $rc }) }
         qw(none selective full)),
+    map({ my $rc = $_; ({ %$design_a, rc => $rc, at => 'materialized' },
+                        { %$design_b, rc => $rc, at => 'materialized' }) }
+        qw(none selective full)),
     { %$design_b, rc => 'selective', schedule => 'gpipe' },
     { %$design_b, rc => 'selective', schedule => 'interleaved', chunks => 2 },
     { %$design_b, rc => 'selective', schedule => 'interleaved', chunks => 4 },
@@ -249,6 +280,10 @@ my @layouts = (
     { hidden => 16384, heads => 128, kv_heads => 8, ffn => 53248, gated => 1,
       seq => 8192, micro_batch => 1, vocab => 128000, layers => 126, tp => 8,
       sp => 1, rc => 'selective', pp => 16, micro_batches => 16, dp => 128,
+      zero => 1 },
+    { hidden => 16384, heads => 128, kv_heads => 8, ffn => 53248, gated => 1,
+      seq => 131072, micro_batch => 1, vocab => 128000, layers => 126, tp => 8,
+      cp => 16, sp => 1, rc => 'none', pp => 16, micro_batches => 16, dp => 8,
       zero => 1 },
 );
 for my $in (@layouts) {
@@ -274,10 +309,20 @@ for my $rc (qw(none selective full)) {
             fleet_json('activations', flags(%{ $d->[1] }, rc => $rc))->{bytes_per_gpu};
     }
 }
-ok($total{'A none'} > 80e9, 'design A does not fit without recomputation');
-ok($total{'A selective'} <= 80e9, 'design A fits with selective recomputation');
-ok($total{'B none'} <= 80e9, 'design B fits even without recomputation');
-ok($total{'B none'} > 70e9, '... close to the edge');
+for my $rc (qw(none selective)) {
+    for my $d ([A => $design_a], [B => $design_b]) {
+        $total{"$d->[0] mat $rc"} =
+            fleet_json('activations', flags(%{ $d->[1] }, rc => $rc,
+                                            at => 'materialized'))->{bytes_per_gpu};
+    }
+}
+ok($total{'A mat none'} > 80e9,
+   'design A with materialised scores does not fit without recomputation');
+ok($total{'A mat selective'} <= 80e9, '... and fits with selective recomputation');
+ok($total{'A none'} <= 80e9, 'design A with a fused kernel fits without recomputation');
+is($total{'A none'}, $total{'A selective'}, '... and selective changes nothing');
+ok($total{'B mat none'} <= 80e9, 'design B fits even with materialised scores and no recomputation');
+ok($total{'B mat none'} > 70e9, '... close to the edge');
 my $jb = fleet_json('activations', flags(%$design_b, rc => 'selective'));
 is($jb->{heaviest_stage}, 1, "design B: the second stage is the heaviest (6 + 7 x 7 layers)");
 ok($jb->{peak_activation_bytes_gpipe} > 40e9, 'design B under GPipe keeps over 40 GB');
@@ -378,7 +423,8 @@ my ($chapter) = $flat =~ /(Chapter 4 Activation memory.*?)(?=Chapter 5 [A-Z])/;
 ok(defined $chapter, 'the book has chapter 4') or $chapter = '';
 for my $line ('TP + SP + selective 34/t = 4.25 × sbh = 856 MB',
               'no parallelism, selective 34 = 34 × sbh = 6.85 GB',
-              'total = 61.9 GB of 80 GB: fits') {
+              'this run, flash attention: 856 MB per layer',
+              'total = 57.4 GB of 80 GB: fits') {
     ok(index($chapter, $line) >= 0, "the chapter prints: $line");
 }
 like($chapter, qr/47\.1 GB/, 'the 47 GB is in the text');

@@ -13,13 +13,14 @@ double activation_bytes_per_layer(const LayerActivations *a)
     double scores = 5 * a->heads * a->seq / (a->hidden * t);    /* 5as/(ht) */
     if (a->recompute == RECOMPUTE_FULL)                 /* the layer's input */
         return 2 * sbh / (a->sequence_parallel ? t : 1);
-    if (a->recompute == RECOMPUTE_SELECTIVE)
-        scores = 0;
+    if (a->recompute == RECOMPUTE_SELECTIVE || a->attention == ATTENTION_FLASH)
+        scores = 0;                       /* dropped, or never written */
     double per_sbh = a->sequence_parallel ? 34 / t              /* 34/t      */
                                           : 10 + 24 / t;        /* 10 + 24/t */
     return sbh * (per_sbh + scores);
 }
 static const char *const recompute_names[] = { "none", "selective", "full" };
+static const char *const attention_names[] = { "flash", "materialized" };
 static const char *const schedule_names[] = { "gpipe", "1f1b", "interleaved" };
 static const char *const schedule_titles[] = { "GPipe", "1F1B", "interleaved" };
 
@@ -70,6 +71,7 @@ static double variant_bytes(const LayerActivations *run, const Variant *v)
     a.tp = v->tp;
     a.sequence_parallel = v->sequence_parallel;
     a.recompute = v->recompute;
+    a.attention = ATTENTION_MATERIALIZED;        /* the table as published */
     return activation_bytes_per_layer(&a);
 }
 
@@ -78,7 +80,8 @@ static void print_layer_variants(FILE *out, const LayerActivations *a)
     double cp = a->cp > 1 ? a->cp : 1;
     double tokens = a->seq / cp * a->micro_batch, sbh = tokens * a->hidden;
     fprintf(out, "bytes one layer keeps per GPU for one micro-batch "
-            "(16-bit activations):\n");
+            "(16-bit activations),\n  as published, for attention that "
+            "writes its scores:\n");
     fprintf(out, "  sbh  = %s tokens%s × %s hidden = %s\n", grouped(tokens).s,
             cp > 1 ? " (÷ cp)" : "", grouped(a->hidden).s, sci(sbh, 3).s);
     fprintf(out, "  5as/h = 5 × %s × %s ÷ %s = %s;  t = %s\n",
@@ -195,13 +198,15 @@ static void print_activations(FILE *out, const Layout *l,
 {
     double per_layer = activation_bytes_per_layer(a);
     fprintf(out, "fleet activations: hidden %s, %s heads, sequence %s, "
-            "micro-batch %s,\n  TP %s%s%s, recomputation %s\n\n",
+            "micro-batch %s,\n  TP %s%s%s, recomputation %s, %s attention\n\n",
             grouped(l->hidden).s, grouped(l->heads).s, grouped(l->seq).s,
             grouped(l->micro_batch).s, grouped(l->tp).s,
             l->sequence_parallel ? " with SP" : "",
-            l->cp > 1 ? ", CP" : "", recompute_names[l->recompute]);
+            l->cp > 1 ? ", CP" : "", recompute_names[l->recompute],
+            attention_names[l->attention]);
     print_layer_variants(out, a);
-    fprintf(out, "  this run: %s per layer\n", bytes_auto(per_layer).s);
+    fprintf(out, "  this run, %s attention: %s per layer\n",
+            attention_names[l->attention], bytes_auto(per_layer).s);
     print_stages(out, l);
     GpuMemory g = gpu_memory(l);
     print_gpu_memory(out, l, &g, per_layer);
@@ -222,6 +227,7 @@ static void report_activations(Report *r, const Layout *l,
     Variant v[8];
     int n = layer_variants(a, v);
     report_text(r, "recompute", recompute_names[l->recompute]);
+    report_text(r, "attention", attention_names[l->attention]);
     report_text(r, "schedule", schedule_names[l->schedule]);
     report_add(r, "tokens_per_micro_batch", FIELD_COUNT, tokens);
     report_add(r, "sbh", FIELD_SCI, tokens * l->hidden);
@@ -306,6 +312,8 @@ int activations_main(int argc, char **argv)
         { "--recompute", OPT_NAME, 0, "recomputation: none, selective (the "
           "attention scores) or full (all but each layer's input)",
           0, "none", 0 },
+        { "--attention", OPT_NAME, 0, "attention kernel: flash (fused, never "
+          "stores the scores) or materialized (writes them)", 0, "flash", 0 },
         { "--cp", OPT_COUNT, 1024, "context-parallel degree: each GPU keeps "
           "1/cp of every sequence", 1, NULL, 0 },
         { "--pp", OPT_COUNT, 1024, "pipeline stages p", 1, NULL, 0 },
@@ -347,6 +355,8 @@ int activations_main(int argc, char **argv)
         return 2;
     int recompute = find_name(recompute_names, 3, option_text(options, "--recompute"));
     int schedule = find_name(schedule_names, 3, option_text(options, "--schedule"));
+    int attention = find_name(attention_names, 2,
+                              option_text(options, "--attention"));
     const char *zero = option_text(options, "--zero");
     int stage = zero[0] >= '0' && zero[0] <= '3' && zero[1] == '\0'
               ? zero[0] - '0' : -1;
@@ -362,6 +372,9 @@ int activations_main(int argc, char **argv)
     else if (schedule < 0)
         complain(command, "--schedule must be gpipe, 1f1b or interleaved; got "
                  "\"%s\"", option_text(options, "--schedule"));
+    else if (attention < 0)
+        complain(command, "--attention must be flash or materialized; got "
+                 "\"%s\"", option_text(options, "--attention"));
     else if (stage < 0)
         complain(command, "--zero must be 0, 1, 2 or 3; got \"%s\"", zero);
     else if (fmod(hidden, heads) != 0)
@@ -400,6 +413,7 @@ int activations_main(int argc, char **argv)
         .dp = NUMBER("--dp"), .zero = stage,
         .sequence_parallel = GIVEN("--sequence-parallel"),
         .recompute = (Recompute)recompute, .schedule = (Schedule)schedule,
+        .attention = (Attention)attention,
         .chunks = schedule == SCHEDULE_INTERLEAVED ? chunks : 1,
         .micro_batches = m,
         .micro_batch = NUMBER("--micro-batch"), .gpu = gpu, .state = &mixed_adam,
@@ -418,7 +432,8 @@ int activations_main(int argc, char **argv)
     LayerActivations a = { .seq = l.seq, .micro_batch = l.micro_batch,
                            .hidden = hidden, .heads = heads, .tp = tp,
                            .sequence_parallel = l.sequence_parallel,
-                           .recompute = l.recompute, .cp = l.cp };
+                           .recompute = l.recompute,
+                           .attention = l.attention, .cp = l.cp };
     #undef GIVEN
     #undef NUMBER
 

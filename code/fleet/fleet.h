@@ -127,6 +127,9 @@ typedef struct {
     double compute_seconds_per_block;
 } TpBlock;
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
+/* How the attention core runs: a fused kernel that never writes the s x s
+   scores to memory (FlashAttention), or one that materialises them. */
+typedef enum { ATTENTION_FLASH, ATTENTION_MATERIALIZED } Attention;
 
 typedef struct {
     double seq;               /* s, tokens per sequence                    */
@@ -136,6 +139,7 @@ typedef struct {
     double tp;                /* t, tensor-parallel degree                 */
     int sequence_parallel;    /* 1: LayerNorm and dropout split over t too */
     Recompute recompute;
+    Attention attention;      /* flash: the scores are never stored       */
     double cp;                /* context-parallel degree: each GPU holds
                                  s/cp of the queries (0 reads as 1)        */
 } LayerActivations;
@@ -154,6 +158,7 @@ typedef struct {
     int zero;                 /* over dp × cp: 0 plain, 1, 2, 3 (FSDP)      */
     int sequence_parallel;    /* 1: activations outside the GEMMs split by t */
     Recompute recompute;
+    Attention attention;      /* flash (the default) stores no scores      */
     Schedule schedule;
     double chunks;            /* V, model chunks per rank (interleaved)     */
     double micro_batches;     /* m, per pipeline per step                   */

@@ -38,7 +38,9 @@ static void plan_compute(Plan *pl, const Fleet *f, const Assumptions *a)
 {
     const Layout *l = &pl->l;
     double attention = 12 * l->layers * l->seq * l->hidden;  /* per token */
-    double extra = l->recompute == RECOMPUTE_SELECTIVE ? attention / 3
+    /* a fused kernel recomputes its scores in both cases: nothing extra */
+    double extra = l->recompute == RECOMPUTE_SELECTIVE
+                 ? (l->attention == ATTENTION_FLASH ? 0 : attention / 3)
                  : l->recompute == RECOMPUTE_FULL
                  ? 2 * f->model_params + attention / 3 : 0;
     double tokens_per_gpu = f->batch_tokens / f->gpus;

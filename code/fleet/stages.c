@@ -64,7 +64,8 @@ GpuMemory gpu_memory_of_stage(const Layout *l, double r)
     LayerActivations a = { .seq = l->seq, .micro_batch = l->micro_batch,
                            .hidden = l->hidden, .heads = l->heads, .tp = t,
                            .sequence_parallel = l->sequence_parallel,
-                           .recompute = l->recompute, .cp = cp };
+                           .recompute = l->recompute,
+                           .attention = l->attention, .cp = cp };
     LayerActivations whole = a;
     whole.recompute = RECOMPUTE_NONE;
     double kept = activation_bytes_per_layer(&a);

@@ -16,6 +16,14 @@ for r in none selective full; do
     $fleet activations $b --recompute $r --latex "ActB$R" \
            --output "$numbers/04-b-$r.tex"
 done
+# The same with attention that writes its scores (Korthikanti et al.'s count).
+for r in none selective; do
+    case $r in none) R=None ;; selective) R=Selective ;; esac
+    $fleet activations $a --attention materialized --recompute $r \
+           --latex "ActAMat$R" --output "$numbers/04-a-mat-$r.tex"
+    $fleet activations $b --attention materialized --recompute $r \
+           --latex "ActBMat$R" --output "$numbers/04-b-mat-$r.tex"
+done
 # The transcripts: the table of variants from design A's, and the rest of
 # each design's (its stages and its heaviest GPU) from the line of layers on.
 $fleet activations $a --recompute selective --output "$transcripts/04-a.txt"
@@ -47,4 +55,5 @@ $fleet activations $b --recompute selective --schedule interleaved \
 
 # The figure: bytes per layer against sequence length.
 $fleet activations --tp 8 --sequence-parallel --micro-batch 1 --sweep \
+       --attention materialized \
        --output "$data/04-per-layer.csv"
