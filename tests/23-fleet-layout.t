@@ -129,6 +129,11 @@ my @llama = qw(--layers 126 --hidden 16384 --ffn 53248 --gated --heads 128
     ok($llama && $llama->{fits}, 'TP8 x PP16 x DP128 fits');
     cmp_ok($llama->{step_time_s}, '<', 1.05 * $w->{step_time_s},
            'TP8 x PP16 x DP128 is within 5 % of the best step');
+    # The near-tie's one condition: with a data axis four times slower the
+    # sixteen stages, which halve its gradients, win.
+    my $slow = best(@llama, qw(--gpus 16384 --nic-gbps 100));
+    is("$slow->{tp} $slow->{pp} $slow->{dp}", '8 16 128',
+       "405B at 100 Gbps: Llama 3's TP8 x PP16 x DP128 wins ($slow->{layout})");
     my $per_layer = 2 * 16384**2 + 2 * 16384 * 1024 + 3 * 16384 * 53248;
     close_to($w->{params}, 126 * $per_layer + 2 * 128000 * 16384, 1e-12,
              '405B: parameters from the shape');
@@ -185,6 +190,41 @@ for my $case (@bad) {
     unlike($n->{PlanSlowLayout}, qr/FSDP/, 'book: no FSDP at 200 Gbps');
     cmp_ok($n->{OverlapLow}, '<=', 0.5, 'book: the default overlap is in the range');
     cmp_ok($n->{OverlapHigh}, '>=', 0.5, 'book: ... on both sides');
+    cmp_ok($n->{PlanReversalNicGbps} =~ s/,//r, '>', 400,
+           'book: at 400 Gbps the pipeline is still ahead of A (a near-tie)');
+
+    # The published runs: the layout's efficiency (compute / step) and the
+    # kernel rate each published MFU implies, MFU / (predicted MFU / 0.4).
+    my $p = read_macros(root() . '/build/numbers/05-pub-steps.tex');
+    for my $row ([Eight => 8192, 1, 64, 8192, 0.43],
+                 [Sixteen => 16384, 1, 128, 8192, 0.41],
+                 [Long => 16384, 16, 8, 131072, 0.38]) {
+        my ($name, $gpus, $cp, $dp, $seq, $mfu) = @$row;
+        my @run = ((grep { $_ ne '--seq' && $_ ne '8192' } @llama), '--seq', $seq,
+                   '--gpus', $gpus, '--tp', 8, '--cp', $cp, '--pp', 16,
+                   '--dp', $dp, '--fsdp', 0, '--schedule', 'interleaved');
+        my $w = best(@run, qw(--compute-efficiency 0.4));
+        my $flops = 6 * $w->{params} + 12 * 126 * $seq * 16384;
+        close_to($w->{model_flops}, $flops * 16777216 / $gpus, 1e-9,
+                 "$name: model FLOPs 6N + 12Lsh a token");
+        my $step = $w->{model_flops} / ($mfu * 989e12);
+        macro_agrees($p, "Pub${name}PublishedStep", $step,
+                     "$name: the step the published MFU implies");
+        my $eff = $w->{compute_s} / $w->{step_time_s};
+        macro_agrees($p, "Pub${name}LayoutEfficiency", 100 * $eff,
+                     "$name: the layout's efficiency");
+        # MFU = rate x efficiency x model / (hardware x imbalance), so the
+        # implied rate is the published MFU over the predicted one, times 0.4
+        my $imb = 8 * 16 / 126;
+        my $rate = $mfu * $w->{hardware_flops} * $imb / ($w->{model_flops} * $eff);
+        macro_agrees($p, "Pub${name}ImpliedEfficiency", 100 * $rate,
+                     "$name: the implied compute efficiency");
+        cmp_ok($rate, '>', 0.5, "$name: the kernels must beat 50 % of peak");
+        cmp_ok($rate, '<', 0.8, "$name: ... and stay under the GEMMs' 80 %");
+        my $h = best(@run, qw(--compute-efficiency 0.75));
+        macro_agrees($p, "Pub${name}MfuAtHigh", 100 * $h->{mfu},
+                     "$name: the predicted MFU at 75 %");
+    }
 
     my $book = root() . '/build/book.pdf';
     (my $flat = pdf_text($book)) =~ s/\s+/ /g;
