@@ -395,6 +395,7 @@ refused('--tp', qw(--tp 5));
 refused('--heads', qw(--heads 7 --tp 1));
 refused('--schedule', qw(--schedule zigzag));
 refused('--recompute', qw(--recompute some));
+refused('--attention', qw(--attention tiled));
 refused('--zero', qw(--zero 4));
 refused('--chunks', qw(--chunks 2));
 refused('--chunks', qw(--chunks 2 --pp 4 --micro-batches 8 --schedule 1f1b));

@@ -540,6 +540,8 @@ int layout_main(int argc, char **argv)
           0, NULL, 0 },
         { "--recompute", OPT_NAME, 0, "fix recomputation: none, selective or full",
           0, NULL, 0 },
+        { "--attention", OPT_NAME, 0, "attention kernel: flash (never stores the "
+          "scores) or materialized (chapter 4)", 0, "flash", 0 },
         { "--cross-node-tp", OPT_SWITCH, 0, "let tensor parallelism leave the node",
           0, NULL, 0 },
         { "--cp-min-tokens", OPT_COUNT, 1e8, "context parallelism only where each "
@@ -567,6 +569,14 @@ int layout_main(int argc, char **argv)
         .seq = option_number(options, "--seq"),
         .sequence_parallel = 1, .chunks = 1, .gpu = gpu, .state = &mixed_adam,
     };
+    const char *attention = option_text(options, "--attention");
+    if (strcmp(attention, "flash") != 0 && strcmp(attention, "materialized") != 0) {
+        complain(command, "--attention: flash or materialized; got \"%s\"",
+                 attention);
+        return 2;
+    }
+    base.attention = attention[0] == 'm' ? ATTENTION_MATERIALIZED
+                                         : ATTENTION_FLASH;
     if (base.kv_heads > base.heads || fmod(base.heads, base.kv_heads > 0
                                            ? base.kv_heads : 1) != 0) {
         complain(command, "--kv-heads (%g) must divide --heads (%g)",
