@@ -1,4 +1,4 @@
-# Tangled from chapters/03-step.nw; edit the chapter, not this file.
+# Tangled from chapters/91-planner-subcommands.nw; edit the chapter, not this file.
 # Communication over compute on the NIC against the NIC's rate, designs A, B.
 set datafile separator ','
 set logscale x 2

@@ -1,4 +1,4 @@
-# Tangled from chapters/03-step.nw; edit the chapter, not this file.
+# Tangled from chapters/91-planner-subcommands.nw; edit the chapter, not this file.
 # Training state per GPU against data-parallel ranks, one line per stage.
 set datafile separator ','
 set logscale xy

@@ -1,4 +1,4 @@
-# Tangled from chapters/04-activations.nw; edit the chapter, not this file.
+# Tangled from chapters/91-planner-subcommands.nw; edit the chapter, not this file.
 # Activation bytes per layer per GPU against sequence length, by recomputation.
 set datafile separator ','
 set logscale xy

@@ -1,4 +1,4 @@
-# Tangled from chapters/05-layout.nw; edit the chapter, not this file.
+# Tangled from chapters/91-planner-subcommands.nw; edit the chapter, not this file.
 # Memory per GPU by kind for the candidate layouts, against the 80 GB card.
 set datafile separator ','
 set style data histograms

@@ -1,4 +1,4 @@
-# Tangled from chapters/05-layout.nw; edit the chapter, not this file.
+# Tangled from chapters/91-planner-subcommands.nw; edit the chapter, not this file.
 # NIC seconds / compute seconds of designs A and B against NIC bandwidth.
 set datafile separator ','
 set logscale x

@@ -1,4 +1,4 @@
-# Tangled from chapters/05-layout.nw; edit the chapter, not this file.
+# Tangled from chapters/91-planner-subcommands.nw; edit the chapter, not this file.
 # The simulated timelines of two pipelines, one row per stage.
 set datafile separator ','
 set multiplot layout 2,1

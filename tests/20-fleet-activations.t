@@ -437,13 +437,17 @@ like($chapter, qr/5as\/h \(scores\)/, 'the diagram labels the scores');
 ok(-s root() . '/build/figures/04-per-layer.pdf', 'figure 04-per-layer was drawn');
 unlike($chapter, qr/\?\?/, 'no undefined reference in chapter 4');
 
-# The lesson comes first: the printers, the flags and the runs after the drill.
+# The lesson comes first: the code after the drill; the printers, the flags
+# and the runs in the appendix, where the chapter points.
 {
     my $drill = index($chapter, 'Interview drill The question');
     my $code = index($chapter, 'The code fleet activations takes');
-    my $runs = index($chapter, 'The runs behind this chapter');
-    ok($drill >= 0 && $code > $drill && $runs > $code,
-       'the code and the runs come after the interview drill');
+    my $pointer = index($chapter, 'the runs behind this chapter are in Appendix B.2');
+    ok($drill >= 0 && $code > $drill && $pointer > $code,
+       'the code comes after the interview drill and points to the appendix');
+    my ($appendix) = $flat =~ /(B\.2 Activation memory This section turns Chapter 4.*?)(?:B\.3 |Bibliography)/;
+    ok(defined $appendix && index($appendix, 'The runs behind the chapter') >= 0,
+       'the runs behind chapter 4 are in Appendix B.2');
 }
 # The drill's answer to "where does the 34 come from?" adds up to 34.
 {

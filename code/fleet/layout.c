@@ -236,7 +236,8 @@ static PlanList enumerate_layouts(Layout base, const Axes *x, const Fleet *f,
             }
         }
     }
-    qsort(list.plans, list.count, sizeof *list.plans, compare_plans);
+    if (list.count > 1)                 /* qsort may not be given NULL */
+        qsort(list.plans, list.count, sizeof *list.plans, compare_plans);
     return list;
 }
 static double step_with_nic(Plan p, Fleet f, const Assumptions *a, double nic)

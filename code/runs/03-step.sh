@@ -1,4 +1,4 @@
-# Tangled from chapters/03-step.nw; edit the chapter, not this file.
+# Tangled from chapters/91-planner-subcommands.nw; edit the chapter, not this file.
 # usage: sh code/runs/03-step.sh BUILD_DIR
 set -eu
 fleet="$1/bin/fleet"
