@@ -231,12 +231,42 @@ for my $case (@bad) {
         macro_agrees($n, "Ab${tag}Margin", 100 * ($hi - $lo) / $hi,
                      "book: $tag: the winner's margin");
     }
+    cmp_ok($n->{DesAslowDpS}, '>', $n->{DesAslowComputeS},
+           'book: at 200 Gbps and 80 % A\'s FSDP takes longer than its compute');
     is($n->{AbAWinner}, 'A', 'book: the prose has A ahead at 400 Gbps');
     is($n->{AbAslowWinner}, 'B', 'book: ... and B at 200');
     macro_agrees($n, 'TpWideMicroComputeS', 6 * $N * 16384 / 16 / (989e12 * 0.4),
                  'book: a 16,384-token micro-batch on 16 GPUs, 1.55 s');
     macro_agrees($n, 'TpWideSpreadS', best(qw(--tp 16 --cross-node-tp))->{tp_s} / 8,
                  "book: TP16's all-reduces over eight NICs");
+    # Ten trillion tokens on 5,120 GPUs: days = 10e12 / batch x step; with
+    # the same batch the best idles about as long as it computes.
+    my $t = read_macros(root() . '/build/numbers/05-{tenfold-wide,eff-flip,search-off,big-margin}.tex');
+    for my $case ([Two => 2097152], [Ten => 10485760]) {
+        my ($tag, $tokens) = @$case;
+        my $w = best('--gpus', 5120, '--batch-tokens', $tokens);
+        macro_agrees($t, "TenWide${tag}Days", 10e12 / $tokens * $w->{step_time_s} / 86400,
+                     "book: ten trillion tokens, $tokens a step: days");
+        macro_agrees($t, "TenWide${tag}Mfu", 100 * $w->{mfu}, "book: ... MFU");
+        cmp_ok($w->{bubble_over_compute}, '>=', 0.95,
+               'book: with the same batch the bubble is as long as the compute')
+            if $tag eq 'Two';
+    }
+    # The kernel rate from which B overtakes A at 400 Gbps.
+    (my $flip = $t->{EffFlip}) =~ s/\\,.*//;
+    my $e = $flip / 100;
+    cmp_ok(best(@B, '--compute-efficiency', $e)->{step_time_s}, '<=',
+           best(@A, '--compute-efficiency', $e)->{step_time_s},
+           "book: B overtakes A with kernels at $flip %");
+    cmp_ok(best(@B, '--compute-efficiency', $e - 0.01)->{step_time_s}, '>',
+           best(@A, '--compute-efficiency', $e - 0.01)->{step_time_s},
+           '... and not a point below');
+    # The search's layouts off the figure's axes.
+    my @every = layouts();
+    is($t->{SearchAbove}, scalar(grep { $_->{step_time_s} > 12 } @every),
+       'book: layouts above the 12 s of the search figure');
+    is($t->{SearchLeft}, scalar(grep { $_->{memory_per_gpu_bytes} < 10e9 } @every),
+       'book: layouts left of its 10 GB');
     unlike($n->{PlanSlowLayout}, qr/FSDP/, 'book: no FSDP at 200 Gbps');
     cmp_ok($n->{OverlapLow}, '<=', 0.5, 'book: the default overlap is in the range');
     cmp_ok($n->{OverlapHigh}, '>=', 0.5, 'book: ... on both sides');

@@ -121,6 +121,20 @@ done
 test -n "$low"
 printf '\\newcommand{\\OverlapLow}{%s}\n\\newcommand{\\OverlapHigh}{%s}\n' \
        "$low" "$high" > "$numbers/05-overlap.tex"
+# The kernel rate from which B's 1F1B pipeline overtakes A at 400 Gbps:
+# faster kernels shrink the compute FSDP hides behind, and the bubble with it.
+flip=""
+for e in $(LC_ALL=C seq 0.40 0.01 0.80); do
+    if awk "BEGIN { exit !($(best step_time_s $B --compute-efficiency $e) \
+                        <= $(best step_time_s $A --compute-efficiency $e)) }"; then
+        flip=$e
+        break
+    fi
+done
+test -n "$flip"
+awk -v e="$flip" 'BEGIN {
+    printf "\\newcommand{\\EffFlip}{%.0f\\,\\%%}\n", 100 * e }' \
+    > "$numbers/05-eff-flip.tex"
 $fleet layout $llama --seq 8192 --gpus 16384 --top 5 \
               --output "$transcripts/05-405b.txt"
 $fleet layout $llama --seq 8192 --gpus 16384 --latex Big \
@@ -160,6 +174,13 @@ awk -v b="$(best step_time_s $llama --seq 8192 --gpus 16384)" \
     printf "\\newcommand{\\BigPubMargin}{%.0f\\,\\%%}\n", 100 * (p - b) / b }' \
     > "$numbers/05-big-margin.tex"
 $fleet layout --csv --output "$data/05-search.csv"
+# How many of the search's layouts lie off Figure 05-search's axes (12 s, 10 GB).
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+         $c["step_time_s"] > 12 { above++ }
+         $c["memory_per_gpu_bytes"] < 10e9 { left++ }
+         END { printf "\\newcommand{\\SearchAbove}{%d}\n", above
+               printf "\\newcommand{\\SearchLeft}{%d}\n", left }' \
+    "$data/05-search.csv" > "$numbers/05-search-off.tex"
 {
     $fleet layout $A --csv | sed -n 1p | sed 's/^/label,/'
     for case in "A:$A" "B:$B" "B-full:$B --recompute full" \
@@ -175,3 +196,14 @@ $fleet layout --gpus 2048 $(echo $A | sed 's/--dp 128//') --latex LatTwo \
               --output "$numbers/05-lat-2k.tex"
 $fleet layout --gpus 4096 $(echo $A | sed 's/--dp 128//') --latex LatFour \
               --output "$numbers/05-lat-4k.tex"
+# Ten trillion tokens on five times the fleet, 5,120 GPUs: the planner's best
+# with the same 2M-token batch and with 10M-token steps, and the days each takes.
+for row in "Two 2097152" "Ten 10485760"; do
+    set -- $row
+    awk -v n="$1" -v b="$2" -v l="$(best layout --gpus 5120 --batch-tokens $2)" \
+        -v s="$(best step_time_s --gpus 5120 --batch-tokens $2)" \
+        -v m="$(best mfu --gpus 5120 --batch-tokens $2)" 'BEGIN {
+        printf "\\newcommand{\\TenWide%sLayout}{%s}\n", n, l
+        printf "\\newcommand{\\TenWide%sMfu}{%.0f\\,\\%%}\n", n, 100 * m
+        printf "\\newcommand{\\TenWide%sDays}{%.0f}\n", n, 10e12 / b * s / 86400 }'
+done > "$numbers/05-tenfold-wide.tex"
