@@ -17,5 +17,6 @@ plot ratio using 'nic_gbps':'ratio_a' with linespoints pt 7 ps 0.6 lw 2 \
        lc rgb '#ee6677' title 'B: TP8 × PP8 × DP16', \
      cross using 'nic_gbps':'ratio_a' with points pt 6 ps 2.5 lw 2 \
        lc rgb '#228833' title 'equal step times', \
-     cross using 'nic_gbps':'ratio_a':(sprintf('%.0f Gbit/s', \
-       column('nic_gbps'))) with labels left offset 1.5,0.8 notitle
+     cross using 'nic_gbps':'ratio_a':(sprintf('about %.0f Gbit/s', \
+       10 * floor(column('nic_gbps') / 10 + 0.5))) with labels left \
+       offset 1.5,0.8 notitle

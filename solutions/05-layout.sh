@@ -73,6 +73,9 @@ seventy="--layers 80 --hidden 8192 --heads 64 --kv-heads 8 --ffn 28672 --gated
          --vocab 128000 --seq 8192 --batch-tokens 4194304 --gpus 512 --nic-gbps 200"
 $fleet layout $seventy --top 5 --output "$out/05-ex7.txt"
 $fleet layout $seventy --latex SolFiveG --output "$out/05-ex7.tex"
+# The best layout without a pipeline, and the best with FSDP (no pipeline).
+$fleet layout $seventy --pp 1 --latex SolFiveGFlat --output "$out/05-ex7-flat.tex"
+$fleet layout $seventy --pp 1 --fsdp 1 --latex SolFiveGFsdp --output "$out/05-ex7-fsdp.tex"
 
 # Exercise 5.8: where FSDP turns latency-bound with a faster network stack.
 for us in 5 10 20; do

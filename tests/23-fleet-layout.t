@@ -61,6 +61,34 @@ close_to($b->{dp_bytes}, $dp_b, 1e-9,
 close_to($b->{pp_bytes}, $pp_b, 1e-9, 'B: 64 activation sends of 12.6 MB');
 close_to($b->{nic_bytes}, $dp_b + $pp_b, 1e-9, 'B: cross-node bytes');
 ok($b->{fits}, 'B fits in 80 GB');
+{
+    # Full recomputation runs the forward's two all-reduces again: six a
+    # layer a micro-batch, on the heaviest stage's 7 layers.
+    my $bf = best(@B, qw(--recompute full));
+    my $act = $s * $h * 2;
+    close_to($bf->{tp_bytes}, 6 * 7 * 32 * 2 * 7 / 8 * $act, 1e-9,
+             'B with full recomputation: six TP all-reduces a layer');
+    close_to($b->{tp_bytes}, 4 * 7 * 32 * 2 * 7 / 8 * $act, 1e-9,
+             'B without: four');
+}
+{
+    # Interleaving 55 layers on 8 stages: stages of 7 and 6 layers, chunks
+    # of unequal size. The closed form (p-1)/(v m) would assume equal
+    # chunks; the simulated bubble is larger, and still below 1F1B's
+    # (p-1)/m. With equal chunks (55 layers on 5 stages of 11, v = 11) the
+    # planner keeps the closed form.
+    my $u = best(qw(--tp 8 --pp 8 --dp 16 --fsdp 0 --schedule interleaved
+                    --chunks 6 --micro-batch 1));
+    cmp_ok($u->{bubble_over_compute}, '>', 1.2 * 7 / (6 * 32),
+           'unequal chunks: the bubble exceeds (p-1)/(v m)');
+    cmp_ok($u->{bubble_over_compute}, '<', 7 / 32,
+           'unequal chunks: ... and is below 1F1B\'s (p-1)/m');
+    my $e = best(qw(--tp 8 --pp 5 --dp 32 --fsdp 0 --schedule interleaved
+                    --chunks 11 --micro-batch 1 --gpus 1280
+                    --batch-tokens 655360));
+    close_to($e->{bubble_over_compute}, 4 / (11 * $e->{microbatches}), 1e-9,
+             'equal chunks: the closed form (p-1)/(v m)');
+}
 
 # ------------------------------------------------------- the decision ----
 # At 400 Gbps design A and the best interleaved pipeline are level: A is
@@ -127,8 +155,8 @@ my @llama = qw(--layers 126 --hidden 16384 --ffn 53248 --gated --heads 128
     is($w->{cp}, 1, '405B at 8k tokens: no context parallelism');
     my ($llama) = grep { $_->{tp} == 8 && $_->{pp} == 16 && $_->{dp} == 128 } @l;
     ok($llama && $llama->{fits}, 'TP8 x PP16 x DP128 fits');
-    cmp_ok($llama->{step_time_s}, '<', 1.05 * $w->{step_time_s},
-           'TP8 x PP16 x DP128 is within 5 % of the best step');
+    cmp_ok($llama->{step_time_s}, '<', 1.10 * $w->{step_time_s},
+           'TP8 x PP16 x DP128 is within 10 % of the best step');
     # The near-tie's one condition: with a data axis four times slower the
     # sixteen stages, which halve its gradients, win.
     my $slow = best(@llama, qw(--gpus 16384 --nic-gbps 100));
@@ -167,7 +195,7 @@ for my $case (@bad) {
 # The chapter's macros against the arithmetic above, and the transcripts and
 # figures in the woven book.
 {
-    my $n = read_macros(root() . '/build/numbers/05-{des,pipe,tp16,lat,plan,overlap}*.tex');
+    my $n = read_macros(root() . '/build/numbers/05-{des,pipe,tp16,lat,plan,overlap,decide}*.tex');
     macro_agrees($n, 'DesANicBytes', 3 * $N / 8 * 2 * 127 / 128, 'book: A sends 74.4 GB');
     macro_agrees($n, 'DesBDpBytes', $dp_b, 'book: B all-reduces 5.86 GB');
     macro_agrees($n, 'DesBPpBytes', $pp_b, 'book: B sends 805 MB of activations');
@@ -187,6 +215,58 @@ for my $case (@bad) {
     macro_agrees($n, 'LatFourDpLatencyS', 3 * 55 * 511 * 14e-6,
                  'book: FSDP latency on 512 nodes');
     is($n->{PlanOther}, 'TP8 × FSDP128', 'book: design A is the best of its kind');
+    # What decides A against B, from the designs' own fields.
+    for my $case ([A => ()], [Aslow => qw(--nic-gbps 200)]) {
+        my ($tag, @nic) = @$case;
+        my ($da, $db) = (best(@A, @nic), best(@B, @nic));
+        macro_agrees($n, "Ab${tag}FsdpExposedS", $da->{exposed_s} - $da->{tp_s},
+                     "book: $tag: FSDP's exposed seconds, less TP's");
+        macro_agrees($n, "Ab${tag}BubbleS", $db->{bubble_s}, "book: $tag: B's bubble");
+        macro_agrees($n, "Ab${tag}BWaitS", $db->{exposed_s} - $db->{tp_s},
+                     "book: $tag: B's exposed PP and DP");
+        my $win = $da->{step_time_s} < $db->{step_time_s} ? 'A' : 'B';
+        is($n->{"Ab${tag}Winner"}, $win, "book: $tag: the winner is $win");
+        my ($sa, $sb) = ($da->{step_time_s}, $db->{step_time_s});
+        my ($lo, $hi) = $sa < $sb ? ($sa, $sb) : ($sb, $sa);
+        macro_agrees($n, "Ab${tag}Margin", 100 * ($hi - $lo) / $hi,
+                     "book: $tag: the winner's margin");
+    }
+    cmp_ok($n->{DesAslowDpS}, '>', $n->{DesAslowComputeS},
+           'book: at 200 Gbps and 80 % A\'s FSDP takes longer than its compute');
+    is($n->{AbAWinner}, 'A', 'book: the prose has A ahead at 400 Gbps');
+    is($n->{AbAslowWinner}, 'B', 'book: ... and B at 200');
+    macro_agrees($n, 'TpWideMicroComputeS', 6 * $N * 16384 / 16 / (989e12 * 0.4),
+                 'book: a 16,384-token micro-batch on 16 GPUs, 1.55 s');
+    macro_agrees($n, 'TpWideSpreadS', best(qw(--tp 16 --cross-node-tp))->{tp_s} / 8,
+                 "book: TP16's all-reduces over eight NICs");
+    # Ten trillion tokens on 5,120 GPUs: days = 10e12 / batch x step; with
+    # the same batch the best idles about as long as it computes.
+    my $t = read_macros(root() . '/build/numbers/05-{tenfold-wide,eff-flip,search-off,big-margin}.tex');
+    for my $case ([Two => 2097152], [Ten => 10485760]) {
+        my ($tag, $tokens) = @$case;
+        my $w = best('--gpus', 5120, '--batch-tokens', $tokens);
+        macro_agrees($t, "TenWide${tag}Days", 10e12 / $tokens * $w->{step_time_s} / 86400,
+                     "book: ten trillion tokens, $tokens a step: days");
+        macro_agrees($t, "TenWide${tag}Mfu", 100 * $w->{mfu}, "book: ... MFU");
+        cmp_ok($w->{bubble_over_compute}, '>=', 0.95,
+               'book: with the same batch the bubble is as long as the compute')
+            if $tag eq 'Two';
+    }
+    # The kernel rate from which B overtakes A at 400 Gbps.
+    (my $flip = $t->{EffFlip}) =~ s/\\,.*//;
+    my $e = $flip / 100;
+    cmp_ok(best(@B, '--compute-efficiency', $e)->{step_time_s}, '<=',
+           best(@A, '--compute-efficiency', $e)->{step_time_s},
+           "book: B overtakes A with kernels at $flip %");
+    cmp_ok(best(@B, '--compute-efficiency', $e - 0.01)->{step_time_s}, '>',
+           best(@A, '--compute-efficiency', $e - 0.01)->{step_time_s},
+           '... and not a point below');
+    # The search's layouts off the figure's axes.
+    my @every = layouts();
+    is($t->{SearchAbove}, scalar(grep { $_->{step_time_s} > 12 } @every),
+       'book: layouts above the 12 s of the search figure');
+    is($t->{SearchLeft}, scalar(grep { $_->{memory_per_gpu_bytes} < 10e9 } @every),
+       'book: layouts left of its 10 GB');
     unlike($n->{PlanSlowLayout}, qr/FSDP/, 'book: no FSDP at 200 Gbps');
     cmp_ok($n->{OverlapLow}, '<=', 0.5, 'book: the default overlap is in the range');
     cmp_ok($n->{OverlapHigh}, '>=', 0.5, 'book: ... on both sides');
@@ -196,6 +276,7 @@ for my $case (@bad) {
     # The published runs: the layout's efficiency (compute / step) and the
     # kernel rate each published MFU implies, MFU / (predicted MFU / 0.4).
     my $p = read_macros(root() . '/build/numbers/05-pub-steps.tex');
+    my %implied;
     for my $row ([Eight => 8192, 1, 64, 8192, 0.43],
                  [Sixteen => 16384, 1, 128, 8192, 0.41],
                  [Long => 16384, 16, 8, 131072, 0.38]) {
@@ -221,6 +302,11 @@ for my $case (@bad) {
                      "$name: the implied compute efficiency");
         cmp_ok($rate, '>', 0.5, "$name: the kernels must beat 50 % of peak");
         cmp_ok($rate, '<', 0.8, "$name: ... and stay under the GEMMs' 80 %");
+        if ($name ne 'Long') {     # the prose: near the low end of 70-80 %
+            cmp_ok($rate, '>', 0.65, "$name: near the low end of 70-80 %");
+            cmp_ok($rate, '<', 0.77, "$name: ... and not above its middle");
+        }
+        $implied{$name} = $rate;
         if ($name eq 'Long') {
             # a fused kernel stores no scores; materialised, they do not fit
             ok($w->{fits}, 'Long: fits with a fused attention kernel');
@@ -231,6 +317,12 @@ for my $case (@bad) {
         macro_agrees($p, "Pub${name}MfuAtHigh", 100 * $h->{mfu},
                      "$name: the predicted MFU at 75 %");
     }
+    cmp_ok($implied{Long}, '<', $implied{$_}, "Long implies slower kernels than $_")
+        for qw(Eight Sixteen);
+    cmp_ok(best((grep { $_ ne '--seq' && $_ ne '8192' } @llama), qw(--seq 131072
+               --gpus 16384 --tp 8 --cp 16 --pp 16 --dp 8 --fsdp 0 --schedule
+               interleaved --compute-efficiency 0.75))->{mfu}, '>', 0.38,
+           'Long: at 75 % the planner over-predicts the published 38 %');
 
     my $book = root() . '/build/book.pdf';
     (my $flat = pdf_text($book)) =~ s/\s+/ /g;

@@ -56,6 +56,14 @@ for my $case ([Five => 5], [Ten => 10], [Twenty => 20]) {
 like($m->{SolFiveAPlanFastLayout}, qr/FSDP/, '5.1: FSDP at 800 Gbps');
 unlike($m->{SolFiveAPlanSlowLayout}, qr/FSDP/, '5.1: no FSDP at 100 Gbps');
 like($m->{SolFiveELayout}, qr/PP/, '5.5: a pipeline on 5,120 GPUs');
+# 5.7: the prose says the pipeline beats the best unpipelined layout and the
+# best FSDP layout, and that TP4 wins over TP8.
+like($m->{SolFiveGLayout}, qr/^TP4 .*PP/, '5.7: TP4 with a pipeline');
+unlike($m->{SolFiveGFlatLayout}, qr/PP/, '5.7: the flat layout has no pipeline');
+like($m->{SolFiveGFsdpLayout}, qr/FSDP/, '5.7: the FSDP layout uses FSDP');
+for my $k (qw(SolFiveGFlatStepTimeS SolFiveGFsdpStepTimeS)) {
+    cmp_ok($m->{$k}, '>', $m->{SolFiveGStepTimeS}, "5.7: $k is slower than the pipeline");
+}
 
 my $solutions = "$root/build/solutions.pdf";
 ok(-s $solutions, 'build/solutions.pdf was woven') or BAIL_OUT('no solutions');

@@ -209,6 +209,8 @@ typedef struct {
     int chunks;               /* v: 1 unless interleaved                   */
     double backward_ratio;    /* R: a backward takes R forwards' time      */
     double p2p_seconds;       /* X: time to send an activation to the next stage */
+    const double *chunk_time; /* forward time of chunk c of stage r at
+                                 [c * p + r], or NULL: every chunk 1/v     */
     /* the timeline: stage r's operations are ops[r * per_stage ...]       */
     PipeOp *ops;
     int per_stage;            /* 2 m v                                     */

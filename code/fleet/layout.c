@@ -34,6 +34,31 @@ static double heaviest_stage_layers(const Layout *l)
     return ceil(l->layers / l->pp);
 }
 
+/* The bubble as a fraction of the heaviest stage's compute. Equal chunks:
+   the closed form. Unequal ones (the layers do not divide into p v equal
+   chunks): the simulator, each chunk taking its own layers' time. */
+static double plan_bubble_over_compute(const Layout *l, double R)
+{
+    int P = (int)l->pp, v = (int)l->chunks, L = (int)l->layers;
+    if (l->chunks == 1 || L % (P * v) == 0)
+        return bubble_over_compute_closed(l->schedule, l->pp,
+                                          l->micro_batches, l->chunks);
+    double heaviest = heaviest_stage_layers(l);
+    double *time = malloc(sizeof *time * P * v);
+    for (int r = 0; r < P; r++) {
+        int stage = L / P + (r < L % P);            /* layers of stage r */
+        for (int c = 0; c < v; c++)
+            time[c * P + r] = (stage / v + (c < stage % v)) / heaviest;
+    }
+    Pipeline sim = { .schedule = l->schedule, .stages = P,
+                     .micro_batches = (int)l->micro_batches, .chunks = v,
+                     .backward_ratio = R, .chunk_time = time };
+    if (simulate_pipeline(&sim) != 0)    /* m a multiple of p: cannot be */
+        abort();
+    free(sim.ops), free(time);
+    return sim.bubble_over_compute;
+}
+
 static void plan_compute(Plan *pl, const Fleet *f, const Assumptions *a)
 {
     const Layout *l = &pl->l;
@@ -52,8 +77,7 @@ static void plan_compute(Plan *pl, const Fleet *f, const Assumptions *a)
     pl->compute_s = pl->hardware_flops * imbalance
                   / (f->gpu->peak_flops * a->compute_efficiency);
     pl->bubble_s = l->pp > 1
-        ? bubble_over_compute_closed(l->schedule, l->pp, l->micro_batches,
-                                     l->chunks) * pl->compute_s
+        ? plan_bubble_over_compute(l, a->backward_ratio) * pl->compute_s
         : 0;
 }
 static void plan_traffic(Plan *pl, const Fleet *f, const Assumptions *a)
@@ -72,13 +96,15 @@ static void plan_traffic(Plan *pl, const Fleet *f, const Assumptions *a)
     Link tp_link = plan_link(f, a, pl->tp_nic), cp_link = plan_link(f, a, pl->cp_nic);
     Link pp_link = plan_link(f, a, pl->pp_nic), dp_link = plan_link(f, a, pl->dp_nic);
 
-    double tp_calls = 4 * layers * m;
+    int full = l->recompute == RECOMPUTE_FULL;   /* the forward runs twice */
+    double tp_calls = (full ? 6 : 4) * layers * m;
     pl->tp_bytes = tp_calls * ring_bytes_sent(ALL_REDUCE, act, t);
     pl->tp_s = tp_calls * collective_seconds(ALL_REDUCE, act, t, &tp_link);
 
     double kv_bytes = 2 * l->micro_batch * l->seq * l->hidden * kv / l->heads
                     / t * 2;               /* the whole sequence's K and V */
-    double cp_calls = 2 * layers * m;      /* gather forward, scatter back */
+    double cp_calls = (full ? 3 : 2) * layers * m;  /* gather forward (twice
+                                              with full recomputation), scatter back */
     pl->cp_bytes = cp_calls * ring_bytes_sent(ALL_GATHER, kv_bytes, cp);
     pl->cp_s = cp_calls * collective_seconds(ALL_GATHER, kv_bytes, cp, &cp_link);
 
@@ -240,11 +266,13 @@ static PlanList enumerate_layouts(Layout base, const Axes *x, const Fleet *f,
         qsort(list.plans, list.count, sizeof *list.plans, compare_plans);
     return list;
 }
+/* The NIC moves only the traffic: the compute and the bubble stay. */
 static double step_with_nic(Plan p, Fleet f, const Assumptions *a, double nic)
 {
     f.nic_bandwidth = nic;
-    evaluate_plan(&p, &f, a);
-    return p.step_s;
+    plan_traffic(&p, &f, a);
+    plan_overlap(&p, a);
+    return p.compute_s + p.bubble_s + p.exposed_s;
 }
 
 /* NIC bandwidth (bytes/s) at which w and o take equal steps; 0 if none
@@ -350,7 +378,9 @@ static void print_plan(FILE *out, const Plan *p, const Fleet *f,
             sig(p->compute_s, 3).s);
     if (l->pp > 1)
         fprintf(out, "bubble         = %s × %s s = %s s\n",
-                l->chunks > 1 ? "(p − 1)/(v m)" : "(p − 1)/m",
+                l->chunks == 1 ? "(p − 1)/m"
+                : fmod(l->layers, l->pp * l->chunks) == 0 ? "(p − 1)/(v m)"
+                : "simulated (unequal chunks)",
                 sig(p->compute_s, 3).s, sig(p->bubble_s, 3).s);
     fprintf(out, "TP on %-6s   = %s sent, %s s, on the critical path\n",
             link_of(p->tp_nic), bytes_auto(p->tp_bytes).s, sig(p->tp_s, 3).s);
@@ -754,8 +784,8 @@ int layout_main(int argc, char **argv)
         print_plan(out.file, &list.plans[0], &fleet, &assume);
         print_runners_up(out.file, &list, (int)option_number(options, "--top"));
         if (other != NULL && turn > 0)
-            fprintf(out.file, "\nwhat reverses it: the best %s layout, %s "
-                    "(%s s now),\n  overtakes it at a NIC of %s Gbps\n",
+            fprintf(out.file, "\nwhat reverses it: of the %s layouts, %s "
+                    "(%s s now)\n  overtakes it soonest, at a NIC of %s Gbps\n",
                     other->l.pp > 1 ? "pipelined" : "unpipelined",
                     layout_name(&other->l).s, sig(other->step_s, 3).s,
                     sig(turn * 8 / 1e9, 3).s);

@@ -51,9 +51,11 @@ static void order_stage(const Pipeline *p, int r, PipeOp *ops)
     while (b < total)                                       /* the drain */
         ops[n++] = nth_op(p, PIPE_BACKWARD, b++);
 }
-static double op_duration(const Pipeline *p, const PipeOp *o)
+static double op_duration(const Pipeline *p, int r, const PipeOp *o)
 {
-    return (o->kind == PIPE_FORWARD ? 1 : p->backward_ratio) / p->chunks;
+    double forward = p->chunk_time != NULL
+                   ? p->chunk_time[o->chunk * p->stages + r] : 1.0 / p->chunks;
+    return (o->kind == PIPE_FORWARD ? 1 : p->backward_ratio) * forward;
 }
 
 /* When the input of o on stage r is available, or -1 if not yet produced.
@@ -100,7 +102,7 @@ int simulate_pipeline(Pipeline *p)
                 if (ready < 0)
                     break;                     /* wait for another stage   */
                 o->start = fmax(ready, free_at[r]);
-                o->end = free_at[r] = o->start + op_duration(p, o);
+                o->end = free_at[r] = o->start + op_duration(p, r, o);
                 int s = o->chunk * P + r;
                 done[(o->kind * vs + s) * m + o->micro_batch] = o->end;
                 next[r]++, left--, moved = 1;
@@ -110,7 +112,15 @@ int simulate_pipeline(Pipeline *p)
     p->step_time = 0;
     for (int r = 0; r < P; r++)
         p->step_time = fmax(p->step_time, free_at[r]);
-    p->compute = m * (1 + p->backward_ratio);
+    p->compute = 0;                 /* the busiest stage's, 1 when equal */
+    for (int r = 0; r < P; r++) {
+        double busy = 0;
+        for (int c = 0; c < p->chunks; c++)
+            busy += p->chunk_time != NULL ? p->chunk_time[c * P + r]
+                                          : 1.0 / p->chunks;
+        p->compute = fmax(p->compute, busy);
+    }
+    p->compute *= m * (1 + p->backward_ratio);
     p->idle = p->step_time - p->compute;
     p->bubble = p->idle / p->step_time;
     p->bubble_over_compute = p->idle / p->compute;

@@ -50,10 +50,40 @@ $fleet layout --layers 100 --latex Hundred --output "$numbers/05-hundred.tex"
 t16="--tp 16 --cross-node-tp --pp 1 --fsdp 1 --micro-batch 4"
 ring=$(best tp_bytes $t16)
 m16=$(best microbatches $t16)
-awk -v b="$ring" -v m="$m16" 'BEGIN {
+# The compute one such micro-batch gives each of the 16 GPUs, 6N x 16,384
+# tokens / 16 at 40 % of peak; and TP16's all-reduce time a step were its
+# traffic spread over a node's eight NICs instead of one (chapter 3).
+tps=$(best tp_s --tp 16 --cross-node-tp)
+awk -v b="$ring" -v m="$m16" -v t="$tps" 'BEGIN {
     printf "\\newcommand{\\TpWideRingGb}{%.0f}\n", b / m / 1e9
-    printf "\\newcommand{\\TpWideNicS}{%.1f}\n", b / m / 50e9 }' \
+    printf "\\newcommand{\\TpWideNicS}{%.1f}\n", b / m / 50e9
+    printf "\\newcommand{\\TpWideMicroComputeS}{%.2f}\n", 6e11 * 16384 / 16 / (989e12 * 0.4)
+    printf "\\newcommand{\\TpWideMicroCount}{%d}\n", m
+    printf "\\newcommand{\\TpWideSpreadS}{%.2g}\n", t / 8 }' \
     > "$numbers/05-tp16-micro.tex"
+# What decides A against B: FSDP's exposed seconds (A's exposed less the
+# tensor-parallel all-reduces both pay) against B's bubble and B's exposed
+# pipeline and gradient traffic; the winner and its margin. The chapter's
+# sentences assume A ahead at 400 Gbps and B at 200: stop if that turns.
+for d in "400 A" "200 Aslow"; do
+    set -- $d
+    awk -v ae="$(best exposed_s $A --nic-gbps $1)" -v at="$(best tp_s $A --nic-gbps $1)" \
+        -v as="$(best step_time_s $A --nic-gbps $1)" -v bb="$(best bubble_s $B --nic-gbps $1)" \
+        -v be="$(best exposed_s $B --nic-gbps $1)" -v bt="$(best tp_s $B --nic-gbps $1)" \
+        -v bs="$(best step_time_s $B --nic-gbps $1)" -v n="$2" 'BEGIN {
+        printf "\\newcommand{\\Ab%sFsdpExposedS}{%.2f}\n", n, ae - at
+        printf "\\newcommand{\\Ab%sBubbleS}{%.2f}\n", n, bb
+        printf "\\newcommand{\\Ab%sBWaitS}{%.2f}\n", n, be - bt
+        printf "\\newcommand{\\Ab%sWinner}{%s}\n", n, as < bs ? "A" : "B"
+        printf "\\newcommand{\\Ab%sMargin}{%.0f\\,\\%%}\n", n,
+               100 * (as < bs ? (bs - as) / bs : (as - bs) / as) }'
+done > "$numbers/05-decide.tex"
+if ! grep -q 'AbAWinner}{A}' "$numbers/05-decide.tex" \
+   || ! grep -q 'AbAslowWinner}{B}' "$numbers/05-decide.tex"; then
+    echo "05-layout.sh: design A no longer wins at 400 Gbps and loses at 200;" \
+         "the chapter's decision must be rewritten" >&2
+    exit 1
+fi
 echo "nic_gbps,ratio_a,ratio_b,step_a,step_b" > "$data/05-ratio.csv.tmp"
 for nic in 100 125 150 175 200 225 250 275 300 325 350 375 400 450 500 600 \
            700 800; do
@@ -64,7 +94,8 @@ done >> "$data/05-ratio.csv.tmp"
 mv "$data/05-ratio.csv.tmp" "$data/05-ratio.csv"
 awk -F, 'NR > 2 && !done && (pa - pb) * ($4 - $5) <= 0 {
              x = pn + ($1 - pn) * (pa - pb) / ((pa - pb) - ($4 - $5))
-             printf "\\newcommand{\\CrossNicGbps}{%.0f}\n", x; done = 1 }
+             printf "\\newcommand{\\CrossNicGbps}{%.0f}\n", 10 * int(x / 10 + 0.5)
+             done = 1 }
          NR > 1 { pn = $1; pa = $4; pb = $5 }' "$data/05-ratio.csv" \
     > "$numbers/05-cross.tex"
 grep -q CrossNicGbps "$numbers/05-cross.tex"
@@ -90,6 +121,20 @@ done
 test -n "$low"
 printf '\\newcommand{\\OverlapLow}{%s}\n\\newcommand{\\OverlapHigh}{%s}\n' \
        "$low" "$high" > "$numbers/05-overlap.tex"
+# The kernel rate from which B's 1F1B pipeline overtakes A at 400 Gbps:
+# faster kernels shrink the compute FSDP hides behind, and the bubble with it.
+flip=""
+for e in $(LC_ALL=C seq 0.40 0.01 0.80); do
+    if awk "BEGIN { exit !($(best step_time_s $B --compute-efficiency $e) \
+                        <= $(best step_time_s $A --compute-efficiency $e)) }"; then
+        flip=$e
+        break
+    fi
+done
+test -n "$flip"
+awk -v e="$flip" 'BEGIN {
+    printf "\\newcommand{\\EffFlip}{%.0f\\,\\%%}\n", 100 * e }' \
+    > "$numbers/05-eff-flip.tex"
 $fleet layout $llama --seq 8192 --gpus 16384 --top 5 \
               --output "$transcripts/05-405b.txt"
 $fleet layout $llama --seq 8192 --gpus 16384 --latex Big \
@@ -122,7 +167,20 @@ for row in "Eight 8192 1 64 8192 0.43" "Sixteen 16384 1 128 8192 0.41" \
         printf "\\newcommand{\\Pub%sImpliedEfficiency}{%.0f\\,\\%%}\n", n, 100 * u * 0.4 / m
         printf "\\newcommand{\\Pub%sMfuAtHigh}{%.1f\\,\\%%}\n", n, 100 * h }'
 done > "$numbers/05-pub-steps.tex"
+# How much longer the published degrees' step is than the planner's best.
+awk -v b="$(best step_time_s $llama --seq 8192 --gpus 16384)" \
+    -v p="$(best step_time_s $llama --seq 8192 --gpus 16384 --tp 8 --pp 16 \
+            --dp 128 --fsdp 0)" 'BEGIN {
+    printf "\\newcommand{\\BigPubMargin}{%.0f\\,\\%%}\n", 100 * (p - b) / b }' \
+    > "$numbers/05-big-margin.tex"
 $fleet layout --csv --output "$data/05-search.csv"
+# How many of the search's layouts lie off Figure 05-search's axes (12 s, 10 GB).
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+         $c["step_time_s"] > 12 { above++ }
+         $c["memory_per_gpu_bytes"] < 10e9 { left++ }
+         END { printf "\\newcommand{\\SearchAbove}{%d}\n", above
+               printf "\\newcommand{\\SearchLeft}{%d}\n", left }' \
+    "$data/05-search.csv" > "$numbers/05-search-off.tex"
 {
     $fleet layout $A --csv | sed -n 1p | sed 's/^/label,/'
     for case in "A:$A" "B:$B" "B-full:$B --recompute full" \
@@ -138,3 +196,14 @@ $fleet layout --gpus 2048 $(echo $A | sed 's/--dp 128//') --latex LatTwo \
               --output "$numbers/05-lat-2k.tex"
 $fleet layout --gpus 4096 $(echo $A | sed 's/--dp 128//') --latex LatFour \
               --output "$numbers/05-lat-4k.tex"
+# Ten trillion tokens on five times the fleet, 5,120 GPUs: the planner's best
+# with the same 2M-token batch and with 10M-token steps, and the days each takes.
+for row in "Two 2097152" "Ten 10485760"; do
+    set -- $row
+    awk -v n="$1" -v b="$2" -v l="$(best layout --gpus 5120 --batch-tokens $2)" \
+        -v s="$(best step_time_s --gpus 5120 --batch-tokens $2)" \
+        -v m="$(best mfu --gpus 5120 --batch-tokens $2)" 'BEGIN {
+        printf "\\newcommand{\\TenWide%sLayout}{%s}\n", n, l
+        printf "\\newcommand{\\TenWide%sMfu}{%.0f\\,\\%%}\n", n, 100 * m
+        printf "\\newcommand{\\TenWide%sDays}{%.0f}\n", n, 10e12 / b * s / 86400 }'
+done > "$numbers/05-tenfold-wide.tex"
