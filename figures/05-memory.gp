@@ -8,7 +8,7 @@ set boxwidth 0.6
 set ylabel 'GB per GPU'
 set yrange [0:100]
 set key outside right top vertical
-set xtics scale 0 font ',8'
+set xtics scale 0 font ',8' rotate by -30 left
 set grid ytics
 m = data.'/05-memory.csv'
 set arrow from graph 0, first 80 to graph 1, first 80 nohead lw 2 dt 2 lc rgb '#000000'
