@@ -23,6 +23,13 @@ for my $title ('Sizing the run', 'Building it',
     like($flat, qr/\Q$title\E/, "the book has '$title'");
 }
 unlike($flat, qr/\?\?/, 'no undefined reference (??) in the book');
+# No line sticks out into the margin (LaTeX's own report of an overfull line).
+for my $volume ('book', 'solutions') {
+    my $log = slurp("$root/build/tex/$volume.log") // '';
+    my @over = grep { $_ > 1 } $log =~ /^Overfull \\hbox \(([\d.]+)pt too wide\)/mg;
+    is(scalar @over, 0, "no line of build/$volume.pdf is more than 1pt too wide")
+      or diag("overfull by: @over pt");
+}
 unlike($flat, qr/\bTODO\b|\bFIXME\b/, 'no TODO in the book');
 
 # Worked numbers reach the book from the programs' output.
