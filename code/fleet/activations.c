@@ -33,9 +33,16 @@ static int find_name(const char *const *names, int n, const char *key)
     return -1;
 }
 
-/* The mixed-precision row of Chapter 1's table of conventions. */
-static const StateBytes mixed_adam = { "mixed", "mixed-precision Adam",
-                                       2, 2, 4, 0, 8 };
+/* The names by which reports and the later chapters print the choices. */
+const char *recompute_name(Recompute r)
+{
+    return recompute_names[r];
+}
+
+const char *schedule_name(Schedule s)
+{
+    return schedule_names[s];
+}
 static double layers_for_params(const Layout *l, double params)
 {
     return fmax(1, round(params / params_per_layer(l)));
@@ -416,7 +423,8 @@ int activations_main(int argc, char **argv)
         .attention = (Attention)attention,
         .chunks = schedule == SCHEDULE_INTERLEAVED ? chunks : 1,
         .micro_batches = m,
-        .micro_batch = NUMBER("--micro-batch"), .gpu = gpu, .state = &mixed_adam,
+        .micro_batch = NUMBER("--micro-batch"), .gpu = gpu,
+        .state = mixed_precision_adam(),
         .context_bytes = NUMBER("--context-bytes"),
         .library_bytes = NUMBER("--library-bytes"),
         .fragmentation = NUMBER("--fragmentation"),

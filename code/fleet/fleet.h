@@ -277,6 +277,8 @@ typedef int Subcommand(int argc, char **argv);
 double state_bytes_per_param(const StateBytes *s);
 /* The part named by --gpu, or NULL after printing an error. */
 const Gpu *find_gpu(const char *command, const char *key);
+/* Mixed-precision Adam, the first row of the table of conventions. */
+const StateBytes *mixed_precision_adam(void);
 /* The parts in the table's order: first_gpu(), then next_gpu() to NULL. */
 const Gpu *first_gpu(void);
 const Gpu *next_gpu(const Gpu *g);

@@ -6,15 +6,6 @@
 
 #include "fleet.h"
 
-static const StateBytes mixed_adam = {
-    "mixed", "mixed-precision Adam", 2, 2, 4, 0, 8
-};
-
-const char *recompute_name(Recompute r)
-{
-    return r == RECOMPUTE_NONE ? "none"
-         : r == RECOMPUTE_SELECTIVE ? "selective" : "full";
-}
 static int crosses_nodes(double stride, double degree, double per_node)
 {
     return degree > 1 && stride * degree > per_node;
@@ -598,7 +589,8 @@ int layout_main(int argc, char **argv)
         .gated = option_given(options, "--gated"),
         .vocab = option_number(options, "--vocab"),
         .seq = option_number(options, "--seq"),
-        .sequence_parallel = 1, .chunks = 1, .gpu = gpu, .state = &mixed_adam,
+        .sequence_parallel = 1, .chunks = 1, .gpu = gpu,
+        .state = mixed_precision_adam(),
     };
     const char *attention = option_text(options, "--attention");
     if (strcmp(attention, "flash") != 0 && strcmp(attention, "materialized") != 0) {

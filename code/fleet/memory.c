@@ -68,6 +68,12 @@ static const StateBytes *find_convention(const char *command, const char *key)
              "(known: mixed, fp32, lean, fp32-grads, mt-nlg)", key);
     return NULL;
 }
+/* The mixed-precision row, 16 B a parameter: the state the later
+   chapters' layouts keep. */
+const StateBytes *mixed_precision_adam(void)
+{
+    return &conventions[0];
+}
 double ceil_count(double x)
 {
     return ceil(x * (1 - 1e-12));

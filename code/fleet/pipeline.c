@@ -143,12 +143,6 @@ double bubble_over_compute_closed(Schedule s, double p, double m, double v)
 {
     return s == SCHEDULE_INTERLEAVED ? (p - 1) / (v * m) : (p - 1) / m;
 }
-const char *schedule_name(Schedule s)
-{
-    return s == SCHEDULE_GPIPE ? "gpipe"
-         : s == SCHEDULE_1F1B ? "1f1b" : "interleaved";
-}
-
 static void print_pipeline(FILE *out, const Pipeline *p)
 {
     double P = p->stages, m = p->micro_batches, v = p->chunks;
