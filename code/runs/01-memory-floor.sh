@@ -29,13 +29,20 @@ function si(x,   u, i) {                  # 3 significant digits, SI prefix
     for (i = 1; x >= 999.5 && i < 6; i++) x /= 1000
     return sprintf("%.3g\\,%s", x, u[i])
 }
-{ gsub(/[",]/, ""); v[$1] = $2 }
+function put(name, text) {
+    printf "\\newcommand{\\Restart%s}{%s}\n", name, text
+}
+{ gsub(/[",:]/, ""); v[$1] = $2 }
 END {
-    per_node = v["node_bytes:"] / v["gpu_memory_bytes:"]
-    fleet = int((v["gpus:"] + per_node - 1) / per_node)
-    if (v["nodes:"] < 1 || fleet < 1) { print "01-memory-floor.sh: no nodes" > "/dev/stderr"; exit 1 }
-    printf "\\newcommand{\\RestartCheckpointBytesPerNode}{%s}\n", si(v["checkpoint_bytes:"] / v["nodes:"])
-    printf "\\newcommand{\\RestartCheckpointRatePerNode}{%s}\n", si(v["checkpoint_bandwidth:"] / v["nodes:"])
-    printf "\\newcommand{\\RestartFleetNodes}{%d}\n", fleet
-    printf "\\newcommand{\\RestartFleetRatePerNode}{%s}\n", si(v["checkpoint_bandwidth:"] / fleet)
+    per_node = v["node_bytes"] / v["gpu_memory_bytes"]
+    fleet = int((v["gpus"] + per_node - 1) / per_node)
+    floor = v["nodes"]
+    if (floor < 1 || fleet < 1) {
+        print "01-memory-floor.sh: no nodes in the report" > "/dev/stderr"
+        exit 1
+    }
+    put("CheckpointBytesPerNode", si(v["checkpoint_bytes"] / floor))
+    put("CheckpointRatePerNode", si(v["checkpoint_bandwidth"] / floor))
+    put("FleetNodes", fleet)
+    put("FleetRatePerNode", si(v["checkpoint_bandwidth"] / fleet))
 }' "$data/01-restart.json" >> "$numbers/01-restart.tex"
