@@ -500,23 +500,28 @@ static int resume_schedule(const char *command, const Settings *set,
 {
     TrainingState want = fresh_state(set);
     const AdamW *a = &s->optimizer, *b = &want.optimizer;
-    int same = s->steps == want.steps && s->warmup == want.warmup
-            && a->lr == b->lr && a->beta1 == b->beta1 && a->beta2 == b->beta2
-            && a->eps == b->eps && a->weight_decay == b->weight_decay
-            && a->clip == b->clip;
-    if (s->step > 0 && !same && !set->allow_schedule_change) {
-        if (speak)
+    int same_schedule = s->steps == want.steps && s->warmup == want.warmup
+                     && a->lr == b->lr;
+    int same_adam = a->beta1 == b->beta1 && a->beta2 == b->beta2
+                 && a->eps == b->eps && a->weight_decay == b->weight_decay
+                 && a->clip == b->clip;
+    if (s->step > 0 && !(same_schedule && same_adam)
+        && !set->allow_schedule_change) {
+        if (speak && !same_schedule)
             complain(command, "--resume: %s was saved by a run of --steps "
-                     "%llu --lr %g (Adam %g, %g, %g, decay %g, clip %g); "
-                     "this one asks for --steps %d --lr %g (Adam %g, %g, %g, "
-                     "decay %g, clip %g): add --allow-schedule-change if "
-                     "that is meant", set->resume,
-                     (unsigned long long)s->steps, (double)a->lr,
-                     (double)a->beta1, (double)a->beta2, (double)a->eps,
-                     (double)a->weight_decay, (double)a->clip, set->steps,
-                     (double)b->lr, (double)b->beta1, (double)b->beta2,
-                     (double)b->eps, (double)b->weight_decay,
-                     (double)b->clip);
+                     "%llu --lr %g; this one asks for --steps %d --lr %g: "
+                     "add --allow-schedule-change if that is meant",
+                     set->resume, (unsigned long long)s->steps,
+                     (double)a->lr, set->steps, (double)b->lr);
+        else if (speak)
+            complain(command, "--resume: %s was saved with Adam's beta1 %g, "
+                     "beta2 %g, eps %g, decay %g, clip %g, and this build "
+                     "uses %g, %g, %g, %g, %g: add --allow-schedule-change "
+                     "if that is meant", set->resume, (double)a->beta1,
+                     (double)a->beta2, (double)a->eps,
+                     (double)a->weight_decay, (double)a->clip,
+                     (double)b->beta1, (double)b->beta2, (double)b->eps,
+                     (double)b->weight_decay, (double)b->clip);
         return 2;
     }
     if (s->step > want.steps) {
@@ -1188,9 +1193,9 @@ static int read_settings(const char *command, Option *o, int rank, int ranks,
         set->keep = option_given(o, "--keep-checkpoints")
                   ? (int)option_number(o, "--keep-checkpoints") : 0;
         set->allow_schedule_change = option_given(o, "--allow-schedule-change");
-        int trains = !option_given(o, "--gradcheck") && !option_given(o, "--verify")
-                  && !option_given(o, "--sample") && set->dump == NULL;
-        if (set->dump != NULL && !trains) {
+        int checks = option_given(o, "--gradcheck") || option_given(o, "--verify")
+                  || option_given(o, "--sample");
+        if (set->dump != NULL && checks) {
             complain(command, "--dump, --gradcheck, --verify and --sample are "
                      "separate runs; give one");
             return 2;
@@ -1205,7 +1210,7 @@ static int read_settings(const char *command, Option *o, int rank, int ranks,
                      "the initial state as a checkpoint, give --steps 0 --save PATH");
             return 2;
         }
-        if (trains && set->steps == 0 && set->save == NULL) {
+        if (!checks && set->dump == NULL && set->steps == 0 && set->save == NULL) {
             complain(command, "--steps 0 trains nothing: it saves the initial "
                      "state, and needs --save PATH");
             return 2;
