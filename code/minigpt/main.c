@@ -424,11 +424,12 @@ static int keep_checkpoint(const char *path, uint64_t step, int keep,
     uint64_t *steps = NULL;
     DIR *d = opendir(dir);
     for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, base, length) != 0
+            || strncmp(e->d_name + length, ".step", 5) != 0)
+            continue;
         const char *digits = e->d_name + length + 5;   /* after ".step" */
         char again[32];
-        if (strncmp(e->d_name, base, length) != 0
-            || strncmp(e->d_name + length, ".step", 5) != 0
-            || *digits < '0' || *digits > '9')
+        if (*digits < '0' || *digits > '9')
             continue;
         uint64_t n = strtoull(digits, NULL, 10);
         snprintf(again, sizeof again, "%06llu", (unsigned long long)n);
