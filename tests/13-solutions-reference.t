@@ -392,16 +392,16 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
     ok(slurp("$tmp/straight.ckpt") eq slurp("$tmp/resumed.ckpt"),
        '3.8: killed and resumed gives the same bytes as a straight run');
     run($minigpt, '--quiet', '--steps', 60, '--save', "$tmp/half.ckpt");
-    my ($s, undef, $e) = run(@run, '--resume', "$tmp/half.ckpt", '--save', "$tmp/changed.ckpt");
+    my ($s, undef, $e) = run(@run, '--resume', "$tmp/half.ckpt", '--save', "$tmp/lengthened.ckpt");
     is($s, 2, '3.8: a 60-step checkpoint resumed with --steps 120 is refused');
     like($e, qr/--steps 60 .*--steps 120.*--allow-schedule-change/,
          '3.8: ... with a line naming both schedules and the flag that allows it');
-    ok(!-e "$tmp/changed.ckpt", '3.8: ... before it writes anything');
+    ok(!-e "$tmp/lengthened.ckpt", '3.8: ... before it writes anything');
     like(slurp("$sols/06-ex8.txt") // '', qr/refused:\n.*--allow-schedule-change/s,
          '3.8: the solution shows the refusal');
-    run(@run, '--resume', "$tmp/half.ckpt", '--save', "$tmp/changed.ckpt",
+    run(@run, '--resume', "$tmp/half.ckpt", '--save', "$tmp/lengthened.ckpt",
         '--allow-schedule-change');
-    my ($a, $b) = (slurp("$tmp/straight.ckpt"), slurp("$tmp/changed.ckpt"));
+    my ($a, $b) = (slurp("$tmp/straight.ckpt"), slurp("$tmp/lengthened.ckpt"));
     isnt($a, $b, '3.8: with --allow-schedule-change, a 60-step schedule resumed to 120 steps differs');
     my $first = 0;
     $first++ while $first < length $a && substr($a, $first, 1) eq substr($b, $first, 1);
