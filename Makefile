@@ -29,7 +29,8 @@ CHAPTERS := $(sort $(wildcard chapters/[0-9]*.nw))
 # Debian package names; the build installs only those that are missing.
 PACKAGES := gcc make perl noweb gnuplot-nox texlive-latex-base \
             texlive-latex-recommended texlive-fonts-recommended lmodern \
-            texlive-pictures poppler-utils mpich libmpich-dev libopenblas-dev
+            texlive-pictures poppler-utils mpich libmpich-dev libopenblas-dev \
+            python3-numpy
 
 # CUDA is optional: detected here, never required.
 NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)

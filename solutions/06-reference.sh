@@ -91,7 +91,7 @@ $minigpt64 --gradcheck $tiny --latex SolThreeFDouble \
            --output "$out/06-ex6-fp64.tex"
 
 # ---------------------------------------------------------------- 3.7 ------
-# A checkpoint of the model of 3.1: its size by the layout (14 header words
+# A checkpoint of the model of 3.1: its size by the layout (22 header words
 # of 8 bytes, weights and Adam's two moments of 4 bytes each, an 8-byte hash),
 # the file's size, and three checkpoints that minigpt refuses.
 ckpt="$out/06-ex7.ckpt"
@@ -103,8 +103,8 @@ n=$(sed -n 's/^.newcommand{.SolThreeGParams}{\([0-9,]*\)}$/\1/p' \
 size=$(wc -c < "$ckpt")
 {
     macro SolThreeGFileBytes "$(grouped "$size")"
-    macro SolThreeGPredictedBytes "$(grouped $((14 * 8 + 3 * n * 4 + 8)))"
-    macro SolThreeGDoublePredictedBytes "$(grouped $((14 * 8 + 3 * n * 8 + 8)))"
+    macro SolThreeGPredictedBytes "$(grouped $((22 * 8 + 3 * n * 4 + 8)))"
+    macro SolThreeGDoublePredictedBytes "$(grouped $((22 * 8 + 3 * n * 8 + 8)))"
 } >> "$out/06-ex7.tex"
 # refuse LABEL BINARY FLAGS...: a resume that must fail with status 2.
 refuse() {
@@ -139,7 +139,8 @@ rm -f "$ckpt" "$ckpt".*
 # ---------------------------------------------------------------- 3.8 ------
 # Bit-exact resume. A straight run of 120 steps; the same run killed with
 # kill -9 after its first periodic checkpoint, then resumed; and a run of 60
-# steps (whose schedule is 60 steps long) resumed to 120.
+# steps (whose schedule is 60 steps long) resumed to 120, which is refused,
+# and then allowed with --allow-schedule-change.
 steps=120
 straight="$out/06-ex8-straight.ckpt" killed="$out/06-ex8-killed.ckpt"
 resumed="$out/06-ex8-resumed.ckpt" half="$out/06-ex8-half.ckpt"
@@ -167,7 +168,13 @@ $minigpt --steps $steps --resume "$killed" --save "$resumed" \
          --transcript "$out/06-ex8-resumed.txt" \
          --latex SolThreeHResumed --output "$out/06-ex8-resumed.tex"
 $minigpt --steps 60 --save "$half" --output "$out/06-ex8-half.txt"
+if $minigpt --steps $steps --resume "$half" --save "$changed" \
+         > /dev/null 2> "$out/06-ex8-refused.err"; then
+    echo "06-reference.sh: a 60-step checkpoint resumed to $steps was not refused" >&2
+    exit 1
+fi
 $minigpt --steps $steps --resume "$half" --save "$changed" \
+         --allow-schedule-change \
          --latex SolThreeHChanged --output "$out/06-ex8-changed.tex"
 # compare A B: "identical" or the first byte (counted from 1) that differs.
 compare() {
@@ -183,10 +190,13 @@ first=$(compare "$straight" "$changed")
     printf 'resumed from it to step %s:             %s\n' $steps \
         "$([ "$same" = identical ] && echo 'identical to the straight run' \
                                    || echo "differs from byte $same")"
-    printf '60 steps (--steps 60), resumed to %s:   %s\n' $steps \
+    printf '60 steps (--steps 60), resumed to %s:   refused:\n' $steps
+    sed 's|/.*/||' "$out/06-ex8-refused.err" | fold -s -w 72 | sed 's|^|  |'
+    printf 'the same with --allow-schedule-change: %s\n' \
         "$([ "$first" = identical ] && echo 'identical to the straight run' \
                                     || echo "differs from byte $first")"
 } > "$out/06-ex8.txt"
+rm -f "$out/06-ex8-refused.err"
 {
     macro SolThreeHKilledAt "$at"
     macro SolThreeHSame "$same"
@@ -247,3 +257,98 @@ profile() {    # profile NAME PREFIX FLAGS...
 }
 profile default SolThreeIDefault --steps 100
 profile wide SolThreeIWide --hidden 256 --steps 10
+
+# ---------------------------------------------------------------- 3.10 -----
+# A gradient by hand: the dump of a small trained model read with NumPy, its
+# loss recomputed by a forward pass written from the chapter, and the
+# gradients of the head and of the final norm's shift worked out from the
+# probabilities. The program is written out whole, so that the solution
+# shows exactly what ran.
+python=
+for p in python3 /usr/bin/python3; do
+    if "$p" -c 'import numpy' 2> /dev/null; then python=$p; break; fi
+done
+if [ -z "$python" ]; then
+    echo "06-reference.sh: exercise 3.10 needs python3 with NumPy (Debian's python3-numpy)" >&2
+    exit 1
+fi
+model10="--layers 1 --hidden 16 --heads 2 --seq 8 --batch 4 --vocab 16"
+rm -rf "$out/06-ex10-dump" "$out/06-ex10.ckpt"
+$minigpt $model10 --steps 20 --save "$out/06-ex10.ckpt" > /dev/null
+$minigpt $model10 --steps 20 --resume "$out/06-ex10.ckpt" --dump "$out/06-ex10-dump" \
+         > /dev/null
+cat > "$out/06-ex10.py" <<'PYTHON'
+import json, sys
+import numpy as np
+
+d = sys.argv[1]                                   # the --dump directory
+man = json.load(open(d + "/manifest.json"))
+W = {t["name"]: np.load(f"{d}/weights/{t['name']}.npy").astype(np.float64)
+     for t in man["tensors"]}
+inputs, targets = np.load(d + "/inputs.npy"), np.load(d + "/targets.npy")
+L, C, H = man["layers"], man["hidden"], man["heads"]
+B, T = inputs.shape
+V, hs = W["head_w"].shape[1], C // H
+
+def layernorm(x, w, b):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * w + b
+
+def gelu(x):
+    u = np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)
+    return 0.5 * x * (1 + np.tanh(u))
+
+def heads(z):                               # (B, T, C) -> (B, H, T, hs)
+    return z.reshape(B, T, H, hs).transpose(0, 2, 1, 3)
+
+x = W["wte"][inputs] + W["wpe"][np.arange(T)]     # the residual stream
+causal = np.tril(np.ones((T, T), dtype=bool))
+for l in range(L):
+    a = layernorm(x, W["ln1_w"][l], W["ln1_b"][l])
+    qkv = a @ W["qkv_w"][l] + W["qkv_b"][l]
+    q, k, v = (heads(qkv[..., i * C:(i + 1) * C]) for i in range(3))
+    s = np.where(causal, q @ k.transpose(0, 1, 3, 2) / np.sqrt(hs), -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    y = (p @ v).transpose(0, 2, 1, 3).reshape(B, T, C)
+    x = x + y @ W["proj_w"][l] + W["proj_b"][l]
+    a = layernorm(x, W["ln2_w"][l], W["ln2_b"][l])
+    m = gelu(a @ W["fc_w"][l] + W["fc_b"][l])
+    x = x + m @ W["fcproj_w"][l] + W["fcproj_b"][l]
+h = layernorm(x, W["lnf_w"], W["lnf_b"]).reshape(B * T, C)
+logits = h @ W["head_w"]                          # (BT, V)
+probs = np.exp(logits - logits.max(-1, keepdims=True))
+probs /= probs.sum(-1, keepdims=True)
+onehot = np.eye(V)[targets.reshape(-1)]
+loss = -np.log(probs[onehot == 1]).mean()
+
+# By hand: dL/dlogits = (p - y) / BT; the head is h W, the shift adds b.
+dlogits = (probs - onehot) / (B * T)
+dhead = h.T @ dlogits                             # (C, V)
+dlnf_b = (dlogits @ W["head_w"].T).sum(0)         # (C)
+G = {n: np.load(f"{d}/grads/{n}.npy") for n in ("head_w", "lnf_b")}
+theirs = float(np.load(d + "/loss.npy"))
+print(f"loss: NumPy {loss:.9f}, minigpt {theirs:.9f}")
+for name, mine in (("head_w", dhead), ("lnf_b", dlnf_b)):
+    diff = np.abs(mine - G[name]).max()
+    print(f"{name}: largest |gradient| {np.abs(G[name]).max():.3e}, "
+          f"largest difference {diff:.1e}")
+PYTHON
+"$python" "$out/06-ex10.py" "$out/06-ex10-dump" > "$out/06-ex10.txt"
+{
+    sed -n 's/^loss: NumPy \([0-9.]*\), minigpt \([0-9.]*\)$/\1 \2/p' "$out/06-ex10.txt" |
+        while read mine theirs; do
+            macro SolThreeJLossNumpy "$mine"
+            macro SolThreeJLossDump "$theirs"
+        done
+    for name in head_w lnf_b; do
+        case $name in head_w) m=Head ;; lnf_b) m=Shift ;; esac
+        sed -n "s/^$name: largest |gradient| \([^,]*\), largest difference \(.*\)\$/\1 \2/p" \
+            "$out/06-ex10.txt" | while read big diff; do
+            macro SolThreeJ${m}Largest "$big"
+            macro SolThreeJ${m}Difference "$diff"
+        done
+    done
+} > "$out/06-ex10.tex"
+rm -rf "$out/06-ex10.ckpt"

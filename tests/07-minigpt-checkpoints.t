@@ -4,8 +4,9 @@
 # never interrupted; a truncated, corrupted, mismatched or foreign file is
 # refused with one line naming --resume and exit status 2; a write that fails
 # leaves the previous checkpoint as it was and no temporary file behind. The
-# file layout checked here is the chapter's: fourteen little-endian 64-bit
-# header words, three arrays of N numbers, an FNV-1a hash of all before it.
+# file layout checked here is the chapter's (format version 2): twenty-two
+# little-endian 64-bit header words, three arrays of N numbers, an FNV-1a
+# hash of all before it.
 use strict;
 use warnings;
 use FindBin;
@@ -61,17 +62,21 @@ my %small = (layers => 1, hidden => 16, heads => 2, seq => 8, batch => 2, vocab 
     is($status, 0, 'a small run saves a checkpoint') or diag $err;
     my $bytes = slurp("$dir/small.ckpt");
     my $N = minigpt_params(%small);
-    is(length $bytes, 14 * 8 + 3 * 4 * $N + 8,
-       'header, weights, Adam m and v, checksum: 14·8 + 3·4·N + 8 bytes');
-    my @h = unpack 'Q<14', $bytes;
+    is(length $bytes, 22 * 8 + 3 * 4 * $N + 8,
+       'header, weights, Adam m and v, checksum: 22·8 + 3·4·N + 8 bytes');
+    my @h = unpack 'Q<22', $bytes;
     is(substr($bytes, 0, 8), "MINIGPT\0", 'the magic number');
-    is($h[1], 1, 'format version 1');
+    is($h[1], 2, 'format version 2');
     is_deeply([@h[2 .. 8]], [1, 16, 2, 8, 16, 2, 5],
               'layers, hidden, heads, seq, vocab, batch and seed');
     is($h[9], 7, 'the step');
     is($h[10], 7 * 2, 'the sequences consumed: steps × batch');
     is($h[12], $N, 'N, the parameter count');
     is($h[13], 4, 'four-byte numbers');
+    is_deeply([@h[14, 15]], [7, 1], 'the schedule: --steps 7, warm-up max(7/10, 1) = 1');
+    my @d = unpack 'd<6', substr($bytes, 16 * 8, 48);
+    is_deeply([map { sprintf '%.7g', $_ } @d], ['0.003', '0.9', '0.95', '1e-08', '0.1', '1'],
+              'the peak rate and Adam\'s beta1, beta2, eps, decay and clip, as doubles');
     my $stored = unpack 'Q<', substr($bytes, -8);
     is(sprintf('%016x', fnv1a(substr $bytes, 0, -8)), sprintf('%016x', $stored),
        'the file ends with the FNV-1a hash of everything before it');
@@ -79,7 +84,7 @@ my %small = (layers => 1, hidden => 16, heads => 2, seq => 8, batch => 2, vocab 
     my ($s64, undef, $e64) = run($fp64, qw(--quiet --steps 7 --seed 5),
                                  minigpt_flags(%small), '--save', "$dir/small64.ckpt");
     is($s64, 0, 'minigpt-fp64 saves a checkpoint too') or diag $e64;
-    is(-s "$dir/small64.ckpt", 14 * 8 + 3 * 8 * $N + 8, 'of eight-byte numbers');
+    is(-s "$dir/small64.ckpt", 22 * 8 + 3 * 8 * $N + 8, 'of eight-byte numbers');
 }
 
 # -------------------------------------------------- bit-exact resume ----
@@ -124,7 +129,7 @@ my @train = (minigpt_flags(%model), '--steps', $S, '--eval-every', 100);
     ok(defined $killed_at, "run B reported step $kill_after and was sent SIGKILL");
     is($wait & 127, 9, 'run B died of SIGKILL');
     ok(-e "$dir/b.ckpt", 'run B left a checkpoint');
-    my @h = unpack 'Q<14', slurp("$dir/b.ckpt");
+    my @h = unpack 'Q<22', slurp("$dir/b.ckpt");
     ok($h[9] >= $K && $h[9] < $S && $h[9] % $K == 0,
        "run B's checkpoint is from the middle of the run (step $h[9])");
     isnt(compare("$dir/a.ckpt", "$dir/b.ckpt"), 0, 'and differs from the finished one');
@@ -177,7 +182,7 @@ my $good = slurp("$dir/small.ckpt");
 my $len = length $good;
 {
     my ($status, undef, $err) = run($minigpt, qw(--quiet --steps 10 --seed 5), @small,
-                                    '--resume', "$dir/small.ckpt");
+                                    '--resume', "$dir/small.ckpt", '--allow-schedule-change');
     is($status, 0, 'the intact checkpoint resumes (the cases below are refused for their flaw)')
       or diag $err;
 }
@@ -192,7 +197,7 @@ refused('cut inside the header', $minigpt, "$dir/header.ckpt", @seed5);
 spew("$dir/padded.ckpt", $good . "\0");
 refused('one byte too long', $minigpt, "$dir/padded.ckpt", @seed5);
 
-for my $at (int($len / 2), 14 * 8 + 3, $len - 1) {
+for my $at (int($len / 2), 22 * 8 + 3, $len - 1) {
     my $bad = $good;
     substr($bad, $at, 1) = chr(ord(substr($bad, $at, 1)) ^ 0x01);
     spew("$dir/flipped.ckpt", $bad);
@@ -224,9 +229,15 @@ spew("$dir/empty.ckpt", '');
 refused('an empty file', $minigpt, "$dir/empty.ckpt", @seed5);
 {
     my $bad = $good;
-    substr($bad, 8, 8) = pack 'Q<', 2;
+    substr($bad, 8, 8) = pack 'Q<', 3;
     spew("$dir/version.ckpt", $bad);
-    refused('another format version', $minigpt, "$dir/version.ckpt", @seed5);
+    my $e = refused('another format version', $minigpt, "$dir/version.ckpt", @seed5);
+    like($e, qr/format version 3, not 2/, 'the line names both versions');
+    substr($bad, 8, 8) = pack 'Q<', 1;
+    spew("$dir/version1.ckpt", $bad);
+    $e = refused('format version 1', $minigpt, "$dir/version1.ckpt", @seed5);
+    like($e, qr/version 1, which did not save the schedule/,
+         'a version-1 file is refused for the schedule it lacks');
 }
 refused('a missing file', $minigpt, "$dir/no-such.ckpt", @seed5);
 mkdir "$dir/a-directory";

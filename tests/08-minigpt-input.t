@@ -157,7 +157,8 @@ my %flags = (
     minigpt => [qw(--layers --hidden --heads --seq --batch --vocab --steps --lr
                    --seed --micro-batches --eval-every --save --save-every
                    --resume --log --profile --transcript --gradcheck --verify
-                   --quiet --sample --dp --allreduce --no-overlap --zero --json --csv --latex
+                   --quiet --dump --keep-checkpoints --allow-schedule-change
+                   --sample --dp --allreduce --no-overlap --zero --json --csv --latex
                    --output --help)],
     'matmul-bench' => [qw(--batch --seq --hidden --vocab --seconds --transcript
                           --json --csv --latex --output --help)],

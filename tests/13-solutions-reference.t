@@ -149,10 +149,10 @@ sub korthikanti {
          + 4 * $m->{H} * $m->{T} ** 2 * $m->{B};
 }
 
-# A checkpoint: 14 header words, weights and two moments, an 8-byte hash.
+# A checkpoint: 22 header words, weights and two moments, an 8-byte hash.
 sub checkpoint_bytes {
     my ($n, $bytes_per_number) = @_;
-    return 14 * 8 + 3 * $n * $bytes_per_number + 8;
+    return 22 * 8 + 3 * $n * $bytes_per_number + 8;
 }
 
 sub same_count {    # counts held in doubles: exact, whatever their size
@@ -329,11 +329,11 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
                        '--save', $ckpt);
     is($status, 0, '3.7: two steps with --save');
     is(-s $ckpt, checkpoint_bytes($n, 4),
-       '3.7: checkpoint size = 14 x 8 + 3 N x 4 + 8');
+       '3.7: checkpoint size = 22 x 8 + 3 N x 4 + 8');
     ($status) = run($minigpt64, '--quiet', flags_of($small), '--steps', 2,
                     '--save', "$tmp/small64.ckpt");
     is(-s "$tmp/small64.ckpt", checkpoint_bytes($n, 8),
-       '3.7: in double precision, 14 x 8 + 3 N x 8 + 8');
+       '3.7: in double precision, 22 x 8 + 3 N x 8 + 8');
     same_count(number_of('SolThreeGFileBytes'), checkpoint_bytes($n, 4),
                '3.7: the solution\'s file size');
     same_count(number_of('SolThreeGPredictedBytes'), checkpoint_bytes($n, 4),
@@ -380,8 +380,8 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
         sleep 0.01 until -e "$tmp/killed.ckpt" || waitpid($pid, WNOHANG) > 0;
         kill 'KILL', $pid;
         waitpid $pid, 0;
-        my $header = substr(slurp("$tmp/killed.ckpt") // '', 0, 112);
-        $at = length $header == 112 ? unpack('Q<', substr($header, 72, 8)) : undef;
+        my $header = substr(slurp("$tmp/killed.ckpt") // '', 0, 176);
+        $at = length $header == 176 ? unpack('Q<', substr($header, 72, 8)) : undef;
         last if defined $at && $at < $steps;
     }
     ok(defined $at && $at < $steps && $at % 30 == 0,
@@ -392,12 +392,20 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
     ok(slurp("$tmp/straight.ckpt") eq slurp("$tmp/resumed.ckpt"),
        '3.8: killed and resumed gives the same bytes as a straight run');
     run($minigpt, '--quiet', '--steps', 60, '--save', "$tmp/half.ckpt");
-    run(@run, '--resume', "$tmp/half.ckpt", '--save', "$tmp/changed.ckpt");
-    my ($a, $b) = (slurp("$tmp/straight.ckpt"), slurp("$tmp/changed.ckpt"));
-    isnt($a, $b, '3.8: a 60-step schedule resumed to 120 steps differs');
+    my ($s, undef, $e) = run(@run, '--resume', "$tmp/half.ckpt", '--save', "$tmp/lengthened.ckpt");
+    is($s, 2, '3.8: a 60-step checkpoint resumed with --steps 120 is refused');
+    like($e, qr/--steps 60 .*--steps 120.*--allow-schedule-change/,
+         '3.8: ... with a line naming both schedules and the flag that allows it');
+    ok(!-e "$tmp/lengthened.ckpt", '3.8: ... before it writes anything');
+    like(slurp("$sols/06-ex8.txt") // '', qr/refused:\n.*--allow-schedule-change/s,
+         '3.8: the solution shows the refusal');
+    run(@run, '--resume', "$tmp/half.ckpt", '--save', "$tmp/lengthened.ckpt",
+        '--allow-schedule-change');
+    my ($a, $b) = (slurp("$tmp/straight.ckpt"), slurp("$tmp/lengthened.ckpt"));
+    isnt($a, $b, '3.8: with --allow-schedule-change, a 60-step schedule resumed to 120 steps differs');
     my $first = 0;
     $first++ while $first < length $a && substr($a, $first, 1) eq substr($b, $first, 1);
-    is($first, 112, '3.8: ... from the first byte after the 112-byte header');
+    is($first, 176, '3.8: ... from the first byte after the 176-byte header');
     is($macro{SolThreeHSame}, 'identical', '3.8: the solution found them identical');
     is($macro{SolThreeHFirstDifference}, $first + 1,
        '3.8: the solution\'s first differing byte (counted from 1)');
@@ -458,6 +466,31 @@ for my $case ([default => 'SolThreeIDefault', config()],
        '3.9: in the wide model the matrix multiplies take the largest share');
 }
 
+# ----------------------------------------------------------------- 3.10 ----
+# A gradient by hand: the solution's loss and gradients, read back from what
+# its NumPy program printed, against a dump made here and a stated tolerance.
+{
+    my @m = qw(--quiet --layers 1 --hidden 16 --heads 2 --seq 8 --batch 4 --vocab 16
+               --steps 20);
+    my ($s1) = run($minigpt, @m, '--save', "$tmp/ex10.ckpt");
+    my ($s2, undef, $e2) = run($minigpt, @m, '--resume', "$tmp/ex10.ckpt", '--dump', "$tmp/ex10");
+    is($s1 + $s2, 0, '3.10: the dump of the trained model') or diag $e2;
+    my $npy = slurp("$tmp/ex10/loss.npy") // '';
+    my $length = length $npy > 10 ? unpack('v', substr($npy, 8, 2)) : 0;
+    my $loss = length $npy == 10 + $length + 8 ? unpack('d<', substr($npy, 10 + $length)) : undef;
+    ok(defined $loss, '3.10: loss.npy holds one float64');
+    is($macro{SolThreeJLossDump}, sprintf('%.9f', $loss // 0),
+       '3.10: the solution read the loss of the same dump');
+    my ($mine, $theirs) = map { $macro{$_} // 'nan' } qw(SolThreeJLossNumpy SolThreeJLossDump);
+    ok(abs($mine - $theirs) <= 1e-6 * $theirs,
+       "3.10: the solution's NumPy loss agrees to 1e-6 ($mine, $theirs)");
+    for my $m (qw(Head Shift)) {
+        my ($diff, $big) = map { $macro{"SolThreeJ$m$_"} // 'nan' } qw(Difference Largest);
+        ok($big > 0 && $diff <= 1e-5 * $big,
+           "3.10: the $m gradient by hand agrees to 1e-5 of its largest entry ($diff of $big)");
+    }
+}
+
 # ------------------------------------------------------------------ lab ----
 {
     my ($status, $out, $err) = run('make', '-s', '-C', $root, 'lab-attention',
@@ -511,7 +544,7 @@ for my $answer (@answers) {
 # -------------------------------------------------------- the solutions PDF --
 SKIP: {
     my $master = slurp("$root/solutions/solutions.tex") // '';
-    skip 'solutions/solutions.tex does not \\input chapter 6 yet', 15
+    skip 'solutions/solutions.tex does not \\input chapter 6 yet', 16
         unless $master =~ /^\s*\\input\{solutions\/06-reference\.tex\}/m;
     my $pdf = "$root/build/solutions.pdf";
     my ($status, $body) = run('pdftotext', '-enc', 'UTF-8', $pdf, '-');
@@ -519,7 +552,7 @@ SKIP: {
     unlike($body, qr/\?\?/, 'solutions: no unresolved references');
     my $start = index($body, 'A reference trainer on one CPU');
     $body = $start < 0 ? '' : substr($body, $start);
-    for my $n (1 .. 9) {
+    for my $n (1 .. 10) {
         like($body, qr/^Exercise 6\.$n$/m, "solutions: heading Exercise 6.$n");
     }
     # A few key numbers, each in the prose or a transcript of its section.

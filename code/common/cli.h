@@ -7,6 +7,7 @@
 typedef enum {
     OPT_NUMBER,   /* a positive real number, with optional suffix      */
     OPT_COUNT,    /* a whole number of things, at least 1              */
+    OPT_WHOLE,    /* a whole number that may be 0                      */
     OPT_NAME,     /* one word, checked by the subcommand               */
     OPT_PATH,     /* a file name                                       */
     OPT_SWITCH    /* no value: present or not                          */

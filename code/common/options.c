@@ -83,6 +83,7 @@ static void print_help(const char *command, const char *summary,
         switch (o->kind) {
         case OPT_NUMBER:
         case OPT_COUNT:
+        case OPT_WHOLE:
             snprintf(shown, sizeof shown, "%s N", o->flag);
             break;
         case OPT_NAME:
@@ -93,7 +94,8 @@ static void print_help(const char *command, const char *summary,
             snprintf(shown, sizeof shown, "%s", o->flag);
         }
         printf("  %-26s %s", shown, o->help);
-        if ((o->kind == OPT_NUMBER || o->kind == OPT_COUNT) && o->number > 0)
+        if ((o->kind == OPT_NUMBER || o->kind == OPT_COUNT
+             || o->kind == OPT_WHOLE) && o->number > 0)
             printf(" (default %g)", o->number);
         else if (o->kind == OPT_NAME && o->text != NULL)
             printf(" (default %s)", o->text);
@@ -117,13 +119,14 @@ static int set_option_value(const char *command, Option *o, const char *value)
                  "(write it like 100e9, 100B, 2T, 16k or 80%%)", o->flag, value);
         return 0;
     }
-    if (!(v > 0 && v <= o->max)) {
-        complain(command, "%s must be greater than 0 and at most %s; got %s",
-                 o->flag, o->max >= 1e4 ? sci(o->max, 3).s : sig(o->max, 3).s,
-                 value);
+    int zero_too = o->kind == OPT_WHOLE;
+    if (!((v > 0 || (zero_too && v == 0)) && v <= o->max)) {
+        complain(command, "%s must be %s 0 and at most %s; got %s", o->flag,
+                 zero_too ? "at least" : "greater than",
+                 o->max >= 1e4 ? sci(o->max, 3).s : sig(o->max, 3).s, value);
         return 0;
     }
-    if (o->kind == OPT_COUNT && v != floor(v)) {
+    if ((o->kind == OPT_COUNT || zero_too) && v != floor(v)) {
         complain(command, "%s must be a whole number; got %s", o->flag, value);
         return 0;
     }

@@ -4,9 +4,14 @@
 
 #include "minigpt.h"
 
+int warmup_steps(int steps)
+{
+    return steps / 10 > 0 ? steps / 10 : 1;
+}
+
 real learning_rate(real peak, int step, int steps)
 {
-    int warmup = steps / 10 > 0 ? steps / 10 : 1;
+    int warmup = warmup_steps(steps);
     if (step < warmup)
         return peak * (real)(step + 1) / (real)warmup;
     real progress = (real)(step - warmup) / (real)(steps - warmup + 1);

@@ -1,4 +1,6 @@
 /* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +9,7 @@
 #include "minigpt.h"
 
 static const char magic[8] = "MINIGPT";      /* with its final NUL */
-enum { FORMAT_VERSION = 1, HEADER_WORDS = 14 };
+enum { FORMAT_VERSION = 2, HEADER_WORDS = 22 };
 
 static uint64_t fnv1a(uint64_t hash, const void *data, size_t size)
 {
@@ -20,19 +22,39 @@ static uint64_t fnv1a(uint64_t hash, const void *data, size_t size)
 }
 
 static const uint64_t fnv_offset = 0xcbf29ce484222325ULL;
+static uint64_t bits_of(double x)
+{
+    uint64_t w;
+    memcpy(&w, &x, sizeof w);
+    return w;
+}
+
+static double double_of(uint64_t w)
+{
+    double x;
+    memcpy(&x, &w, sizeof x);
+    return x;
+}
+
 static void header_words(const Model *m, const TrainingState *s,
                          uint64_t *w)
 {
+    const AdamW *o = &s->optimizer;
     uint64_t words[HEADER_WORDS] = {
         0, FORMAT_VERSION,
         (uint64_t)s->config.layers, (uint64_t)s->config.hidden,
         (uint64_t)s->config.heads, (uint64_t)s->config.seq,
         (uint64_t)s->config.vocab, (uint64_t)s->batch, s->seed, s->step,
-        s->sequences, s->data.state, (uint64_t)m->params_count, sizeof(real)
+        s->sequences, s->data.state, (uint64_t)m->params_count, sizeof(real),
+        s->steps, s->warmup, bits_of(o->lr), bits_of(o->beta1),
+        bits_of(o->beta2), bits_of(o->eps), bits_of(o->weight_decay),
+        bits_of(o->clip)
     };
     memcpy(&words[0], magic, sizeof magic);
     memcpy(w, words, sizeof words);
 }
+static int sync_directory(const char *path);
+
 static int put(FILE *f, const void *data, size_t size, uint64_t *hash)
 {
     *hash = fnv1a(*hash, data, size);
@@ -65,7 +87,28 @@ int checkpoint_save(const char *path, const Model *m, const TrainingState *s,
                  "the previous checkpoint is untouched", path);
         return -1;
     }
+    if (sync_directory(path) != 0) {
+        snprintf(why, why_size, "wrote %s, but could not sync its directory "
+                 "to the disk", path);
+        return -1;
+    }
     return 0;
+}
+static int sync_directory(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else                                     /* "/ckpt" is in "/" */
+        snprintf(dir, sizeof dir, "%.*s",
+                 (int)(slash - path) + (slash == path), path);
+    int fd = open(dir, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    int ok = fsync(fd) == 0 || errno == EINVAL;
+    close(fd);
+    return ok ? 0 : -1;
 }
 /* Read at most `limit` bytes: a checkpoint of the expected size fits, and
    a file that is longer (or endless, like /dev/zero) shows as too long. */
@@ -97,7 +140,11 @@ int checkpoint_load(const char *path, Model *m, TrainingState *s,
     header_words(m, s, want);
     if (size < sizeof h || memcmp(data, magic, sizeof magic) != 0)
         snprintf(why, why_size, "%s is not a minigpt checkpoint", path);
-    else if (memcpy(h, data, sizeof h), h[1] != FORMAT_VERSION)
+    else if (memcpy(h, data, sizeof h), h[1] == 1)
+        snprintf(why, why_size, "%s has format version 1, which did not save "
+                 "the schedule; this minigpt reads version %d only", path,
+                 FORMAT_VERSION);
+    else if (h[1] != FORMAT_VERSION)
         snprintf(why, why_size, "%s has format version %llu, not %d", path,
                  (unsigned long long)h[1], FORMAT_VERSION);
     else if (h[13] != want[13])
@@ -136,6 +183,11 @@ int checkpoint_load(const char *path, Model *m, TrainingState *s,
         s->step = h[9];
         s->sequences = h[10];
         s->data.state = h[11];
+        s->steps = h[14];
+        s->warmup = h[15];
+        s->optimizer = (AdamW){ (real)double_of(h[16]), (real)double_of(h[17]),
+                                (real)double_of(h[18]), (real)double_of(h[19]),
+                                (real)double_of(h[20]), (real)double_of(h[21]) };
     }
     free(data);
     return status;

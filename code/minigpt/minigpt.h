@@ -231,6 +231,8 @@ typedef struct {
 } AdamW;
 
 real learning_rate(real peak, int step, int steps);
+/* The warm-up of a schedule of `steps` steps: a tenth of it, at least 1. */
+int warmup_steps(int steps);
 double sum_of_squares(const real *x, size_t count);
 /* What to multiply a gradient by so that its norm, sqrt(squares), is at
    most `clip`; sets *norm to that norm. */
@@ -252,6 +254,9 @@ typedef struct {
     uint64_t step;           /* optimizer steps taken                */
     uint64_t sequences;      /* training sequences consumed          */
     Rng data;                /* where the data stream continues      */
+    uint64_t steps;          /* the schedule's length, --steps       */
+    uint64_t warmup;         /* its warm-up, in steps                */
+    AdamW optimizer;         /* the peak rate and Adam's constants   */
 } TrainingState;
 
 /* 0 on success; otherwise a one-line reason in `why`. */
