@@ -72,6 +72,7 @@ sub slurp {
 # empty files) would otherwise pass.
 sub compare_files {
     my ($want_same, $x, $y, $name) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 2;   # the caller's line
     my %bytes = ($x => slurp($x), $y => slurp($y));
     my @missing = grep { !defined $bytes{$_} || $bytes{$_} eq '' } $x, $y;
     if (@missing) {
