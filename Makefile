@@ -294,7 +294,7 @@ $(B)/stamp/solution-%: solutions/%.sh solutions/lib/helpers.sh \
 	@sh $< $(B)
 	@touch $@
 
-$(B)/solutions.pdf: solutions/solutions.tex chapters/preamble.tex \
+$(B)/solutions.pdf: solutions/solutions.tex chapters/preamble.tex chapters/bibliography.tex \
                     $(wildcard solutions/[0-9]*.tex) $(SOLUTION_STAMPS) \
                     $(wildcard exercises/*.tex)
 	$(call latex,solutions/solutions.tex,solutions)

@@ -63,6 +63,24 @@ n=8 busbw=360e9 N=1e9
     macro SolFourCAllgatherAlgbw "$(calc %.4g "$busbw / (($n - 1) / $n) / 1e9")"
     macro SolFourCAllgatherMs "$(calc %.4g "1e3 * $N / ($busbw / (($n - 1) / $n))")"
 } > "$out/07-ex3.tex"
+# The same node's NVSwitches can add (NVLS): an all-reduce in the network
+# sends each GPU's buffer once, as fleet prices it with --in-network (chapter
+# 3's collective_bytes_sent), against the ring's 2(n-1)/n of it. At the
+# link's 450 GB/s each way, the shortest call, and the busbw nccl-tests would
+# print for it with the ring's factor. Then the 360 GB/s read both ways: as a
+# ring each link carried busbw; as NVLS each link carried the buffer per
+# call, algbw.
+link=450e9
+{
+    macro SolFourCRingSentGB "$(calc %.4g "2 * ($n - 1) / $n * $N / 1e9")"
+    macro SolFourCNvlsSentGB "$(calc %.4g "$N / 1e9")"
+    macro SolFourCNvlsMs "$(calc %.4g "1e3 * $N / $link")"
+    macro SolFourCRingLinkMs "$(calc %.4g "1e3 * 2 * ($n - 1) / $n * $N / $link")"
+    macro SolFourCNvlsBusbw "$(calc %.4g "$link * 2 * ($n - 1) / $n / 1e9")"
+    macro SolFourCLinkGBs "$(calc %.4g "$link / 1e9")"
+    macro SolFourCRingLinkShare "$(calc %.3g "100 * $busbw / $link")\\,\\%"
+    macro SolFourCNvlsLinkShare "$(calc %.3g "100 * $busbw / (2 * ($n - 1) / $n) / $link")\\,\\%"
+} >> "$out/07-ex3.tex"
 
 # ---------------------------------------------------------------- 4.4 ------
 # The alpha-beta model of the ring all-reduce:
@@ -89,13 +107,13 @@ alpha=5e-6 beta=50e9
 } > "$out/07-ex4.tex"
 
 # ---------------------------------------------------------------- 4.5 ------
-# Design A of the seed: 100e9 parameters, TP8 inside a node, FSDP over 128
+# Design A of chapter 3: 100e9 parameters, TP8 inside a node, FSDP over 128
 # such groups, bf16 weights, 16,384 tokens per replica per step, 50 GB/s per
 # GPU across nodes, 40 % MFU. fleet gives the parameters and bytes of one
 # tensor-parallel rank and the compute time of its share of the step; the
 # FSDP traffic is two all-gathers of the weights (forward, backward) and one
 # reduce-scatter of the gradients, each (d-1)/d of the rank's bf16 bytes,
-# which the seed rounds to the bytes themselves.
+# which a quick estimate rounds to the bytes themselves.
 params=100e9 tp=8 dp=128 tokens=16384 link=50e9 mfu=0.4 slow=200e9
 rank_params=$(calc %.0f "$params / $tp")
 $fleet memory --params "$rank_params" --bytes-per-param 2 --gpus "$dp" \

@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 # Chapter 1's numbers, asserted against `fleet memory` and against arithmetic
-# done here from first principles. Tolerances are those the seed's rounding
+# done here from first principles. Tolerances are those the book's rounding
 # allows; exact results are compared exactly.
 use strict;
 use warnings;
@@ -27,7 +27,7 @@ is($m->{gpus_whole_nodes}, 32, '32 GPUs in whole nodes');
 is($m->{nodes}, 4, 'which is 4 nodes');
 is($m->{gpus}, 1024, 'the fleet defaults to 1,024 GPUs');
 close_to($m->{bytes_per_gpu_sharded}, 1.6e9, 0.03,
-         'fully sharded over 1,024 GPUs: 1.6 GB per GPU (seed rounds 1.5625)');
+         'fully sharded over 1,024 GPUs: 1.6 GB per GPU (1.5625, rounded)');
 is($m->{bytes_per_gpu_sharded}, 1.6e12 / 1024, 'exactly 1.6e12 / 1,024');
 is($m->{checkpoint_bytes}, 1.6e12, 'a full checkpoint is 1.6 TB');
 cmp_ok($m->{checkpoint_seconds}, '<', 1, 'written at 2 TB/s in under a second');
@@ -100,5 +100,31 @@ is(scalar @rows, 6, 'the conventions CSV has a header and five rows');
 for my $r (@rows[1..$#rows]) {
     my @f = split /,/, $r;
     is($f[2] + $f[3] + $f[4] + $f[5] + $f[6], $f[7], "$f[0]: terms add up to the total");
+    is(scalar @f, 8, "$f[0]: eight CSV fields (no comma inside a name)");
+}
+# A row's name says what its bytes count: lean's moments are fp32 (8 B).
+like($conv, qr/^lean,bf16 weights \+ fp32 moments,2,0,0,0,8,10$/m,
+     'the lean row is named for its bf16 weights and fp32 moments');
+
+# The checkpoint a restart needs, as chapter 1's run script priced it
+# (build/numbers/01-restart.tex): the mixed row's fp32 master weights and
+# moments, divided among the floor's nodes and the whole fleet's.
+{
+    my $file = root() . '/build/numbers/01-restart.tex';
+    ok(-s $file, 'the run script priced the restart checkpoint (run make first)');
+    my %r = %{ read_macros($file) };
+    my ($mixed) = grep { /^mixed,/ } @rows;
+    my @f = split /,/, $mixed // '';
+    my $keep = $f[4] + $f[6];
+    is($keep, 12, 'a restart keeps 4 B of master weights and 8 B of moments');
+    macro_agrees(\%r, 'RestartCheckpointBytesPerParam', $keep, 'restart: bytes a parameter');
+    macro_agrees(\%r, 'RestartCheckpointBytes', 100e9 * $keep, 'restart: 1.2 TB');
+    macro_agrees(\%r, 'RestartCheckpointSeconds', 100e9 * $keep / 2e12, 'restart: seconds at 2 TB/s');
+    macro_agrees(\%r, 'RestartCheckpointBytesPerNode', 100e9 * $keep / $m->{nodes},
+                 "restart: bytes per node of the floor's $m->{nodes}");
+    macro_agrees(\%r, 'RestartCheckpointRatePerNode', 2e12 / $m->{nodes},
+                 'restart: rate per node of the floor');
+    macro_agrees(\%r, 'RestartFleetNodes', 1024 / 8, 'restart: the fleet has 128 nodes');
+    macro_agrees(\%r, 'RestartFleetRatePerNode', 2e12 / 128, 'restart: rate per node of the fleet');
 }
 done_testing();

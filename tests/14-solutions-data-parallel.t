@@ -6,7 +6,7 @@
 # worked out again here, in Perl, from the exercise's inputs as the
 # statement gives them, and must agree to the digits it was printed with:
 # half a unit in its last place. Exercise 7.5 is design A of Chapter 3, so its
-# numbers are also held to the seed's (12.5e9 parameters, 25 GB, 75 GB,
+# numbers are also held to that design's round figures (12.5e9 parameters, 25 GB, 75 GB,
 # 1.5 s, 1.23e15 FLOPs, 3.1 s, ratio 0.48, about 1 at 200 Gbps). Exercise
 # 4.7 reads a measurement, which cannot be repeated here; instead every
 # number the script derived from it is derived again from the same JSON. The
@@ -83,6 +83,23 @@ sub agrees { return macro_agrees(\%macro, @_) }
     agrees('SolFourCAllreduceMs', 1e3 * $N / ($busbw / $ar), '4.3: all-reduce time');
     agrees('SolFourCAllgatherAlgbw', $busbw / $ag / 1e9, '4.3: all-gather algbw');
     agrees('SolFourCAllgatherMs', 1e3 * $N / ($busbw / $ag), '4.3: all-gather time');
+    # The node's NVSwitches add (NVLS): each GPU sends its buffer once.
+    my $link = 450e9;
+    agrees('SolFourCRingSentGB', $ar * $N / 1e9, '7.3: a ring sends 2(n-1)/n N per GPU');
+    agrees('SolFourCNvlsSentGB', $N / 1e9, '7.3: NVLS sends N per GPU');
+    agrees('SolFourCNvlsMs', 1e3 * $N / $link, '7.3: the shortest NVLS call, N / link');
+    agrees('SolFourCRingLinkMs', 1e3 * $ar * $N / $link, '7.3: a ring at line rate');
+    agrees('SolFourCNvlsBusbw', $link * $ar / 1e9,
+           '7.3: the busbw printed for NVLS at line rate, with the ring factor');
+    agrees('SolFourCLinkGBs', $link / 1e9, '7.3: the link in GB/s');
+    agrees('SolFourCRingLinkShare', 100 * $busbw / $link, '7.3: as a ring, link busy');
+    agrees('SolFourCNvlsLinkShare', 100 * $busbw / $ar / $link, '7.3: as NVLS, link busy');
+    my ($printed) = printed_number($macro{SolFourCNvlsBusbw} // '');
+    ok(defined $printed && $printed > $link / 1e9,
+       '7.3: the NVLS busbw is above the link, as the solution says');
+    my ($nvls_share) = printed_number($macro{SolFourCNvlsLinkShare} // '');
+    ok(defined $nvls_share && $nvls_share < 50,
+       '7.3: read as NVLS, the 360 GB/s is a poor run (under half the link)');
 }
 
 # ------------------------------------------------------------------ 4.4 ----
@@ -119,7 +136,7 @@ sub agrees { return macro_agrees(\%macro, @_) }
 }
 
 # ------------------------------------------------------------------ 4.5 ----
-# The seed's design A: 100e9 parameters, TP8 x FSDP128, bf16, 16,384 tokens
+# Chapter 3's design A: 100e9 parameters, TP8 x FSDP128, bf16, 16,384 tokens
 # per replica, 50 GB/s, 40 % of 989e12 FLOP/s.
 {
     my ($P, $tp, $d, $D, $link, $mfu, $peak) = (100e9, 8, 128, 16384, 50e9, 0.4, 989e12);
@@ -149,22 +166,22 @@ sub agrees { return macro_agrees(\%macro, @_) }
     my $json = JSON::PP::decode_json(slurp("$sols/07-ex5-compute.json") // '{}');
     close_to($json->{flops}, $flops, 1e-12, '4.5: fleet compute counts 6 (P/TP) D FLOPs');
     close_to($json->{seconds}, $compute, 1e-9, '4.5: fleet compute\'s seconds');
-    # The seed's numbers, to the figures it gives.
-    my %seed = (SolFourERankParams => [12.5, 0.05], SolFourETrafficGB => [75, 0.5],
+    # Design A's round figures, to the digits they are quoted with.
+    my %round = (SolFourERankParams => [12.5, 0.05], SolFourETrafficGB => [75, 0.5],
                 SolFourECommSeconds => [1.5, 0.05], SolFourEComputeTime => [3.1, 0.05],
                 SolFourERatio => [0.48, 0.005]);
-    for my $name (sort keys %seed) {
+    for my $name (sort keys %round) {
         my ($got) = printed_number($macro{$name});
-        my ($want, $tol) = @{ $seed{$name} };
-        ok(defined $got && abs($got - $want) <= $tol, "4.5: seed $want (\\$name)");
+        my ($want, $tol) = @{ $round{$name} };
+        ok(defined $got && abs($got - $want) <= $tol, "4.5: round figure $want (\\$name)");
     }
     my ($weights) = printed_number($macro{SolFourEWeightsStaticBytes});
-    is($weights, 25e9, '4.5: seed: 25 GB per TP rank');
+    is($weights, 25e9, '4.5: round figures: 25 GB per TP rank');
     my ($f) = printed_number($macro{SolFourEComputeFlops});
-    is($f, 1.23e15, '4.5: seed: 1.23e15 FLOPs');
+    is($f, 1.23e15, '4.5: round figures: 1.23e15 FLOPs');
     my ($slow, $fast) = ((printed_number($macro{SolFourESlowRatio}))[0], (printed_number($macro{SolFourERatio}))[0]);
-    ok(abs($slow - 1) < 0.05, '4.5: seed: at 200 Gbps the ratio is about 1');
-    ok(abs($slow / $fast - 2) < 0.01, '4.5: seed: 200 Gbps doubles the ratio');
+    ok(abs($slow - 1) < 0.05, '4.5: round figures: at 200 Gbps the ratio is about 1');
+    ok(abs($slow / $fast - 2) < 0.01, '4.5: round figures: 200 Gbps doubles the ratio');
     ok($fast < 0.5, '4.5: communication is less than half the compute, as the solution says');
 }
 
@@ -299,7 +316,8 @@ for my $name (qw(SolFourAEightTotalGB SolFourAKiloTotalGB SolFourAKiloSteps
                  SolFourCAllgatherAlgbw SolFourDKiloLatencyMs SolFourDSmallMs
                  SolFourDLargeMs SolFourERankParams SolFourERingTrafficGB
                  SolFourERatio SolFourEComputeTime SolFourFCommMs SolFourFRatio
-                 SolFourFEvenTokens SolFourESlowRatio)) {
+                 SolFourFEvenTokens SolFourESlowRatio SolFourCNvlsMs
+                 SolFourCNvlsBusbw SolFourCNvlsLinkShare)) {
     my $answer = $macro{$name} // next;
     ok($flat !~ /(?<![\d.,])\Q$answer\E(?![\d])/,
        "exercises: the answer $answer (\\$name) is not given away");

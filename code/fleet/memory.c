@@ -25,7 +25,7 @@ static const StateBytes conventions[] = {
     /* key           name                        w  g  mw mg opt   total */
     { "mixed",      "mixed-precision Adam",      2, 2, 4, 0, 8 }, /* 16 */
     { "fp32",       "fp32 Adam",                 4, 4, 0, 0, 8 }, /* 16 */
-    { "lean",       "bf16 weights and moments",  2, 0, 0, 0, 8 }, /* 10 */
+    { "lean",       "bf16 weights + fp32 moments", 2, 0, 0, 0, 8 }, /* 10 */
     { "fp32-grads", "fp32 gradient accumulator", 2, 0, 4, 4, 8 }, /* 18 */
     { "mt-nlg",     "both gradient copies",      2, 2, 4, 4, 8 }, /* 20 */
 };
@@ -100,12 +100,12 @@ static void print_conventions(FILE *out, int csv)
         fprintf(out, "key,name,weights,gradients,master_weights,"
                      "master_gradients,optimizer,total\n");
     else
-        fprintf(out, "%-11s %-26s %3s %3s %3s %3s %3s %6s\n", "convention",
+        fprintf(out, "%-11s %-27s %3s %3s %3s %3s %3s %6s\n", "convention",
                 "", "w", "g", "mw", "mg", "opt", "total");
     for (int i = 0; i < CONVENTIONS; i++) {
         const StateBytes *s = &conventions[i];
         fprintf(out, csv ? "%s,%s,%g,%g,%g,%g,%g,%g\n"
-                         : "%-11s %-26s %3g %3g %3g %3g %3g %4g B\n",
+                         : "%-11s %-27s %3g %3g %3g %3g %3g %4g B\n",
                 s->key, s->name, s->weights, s->gradients, s->master_weights,
                 s->master_gradients, s->optimizer, state_bytes_per_param(s));
     }

@@ -17,3 +17,32 @@ $fleet memory --params 100e9 --precision fp32-grads --latex FpGrads \
               --output "$numbers/01-fp32-grads.tex"
 $fleet memory --params 100e9 --precision mt-nlg     --latex Mtnlg \
               --output "$numbers/01-mt-nlg.tex"
+restart=$(awk -F, '$1 == "mixed" { print $5 + $7 }' "$data/01-precisions.csv")
+test -n "$restart" || { echo "01-memory-floor.sh: no mixed row in the table" >&2; exit 1; }
+$fleet memory --params 100e9 --gpu h100 --checkpoint-bytes-per-param "$restart" \
+              --latex Restart --output "$numbers/01-restart.tex"
+$fleet memory --params 100e9 --gpu h100 --checkpoint-bytes-per-param "$restart" \
+              --json --output "$data/01-restart.json"
+awk '
+function si(x,   u, i) {                  # 3 significant digits, SI prefix
+    split("B kB MB GB TB PB", u, " ")
+    for (i = 1; x >= 999.5 && i < 6; i++) x /= 1000
+    return sprintf("%.3g\\,%s", x, u[i])
+}
+function put(name, text) {
+    printf "\\newcommand{\\Restart%s}{%s}\n", name, text
+}
+{ gsub(/[",:]/, ""); v[$1] = $2 }
+END {
+    per_node = v["node_bytes"] / v["gpu_memory_bytes"]
+    fleet = int((v["gpus"] + per_node - 1) / per_node)
+    floor = v["nodes"]
+    if (floor < 1 || fleet < 1) {
+        print "01-memory-floor.sh: no nodes in the report" > "/dev/stderr"
+        exit 1
+    }
+    put("CheckpointBytesPerNode", si(v["checkpoint_bytes"] / floor))
+    put("CheckpointRatePerNode", si(v["checkpoint_bandwidth"] / floor))
+    put("FleetNodes", fleet)
+    put("FleetRatePerNode", si(v["checkpoint_bandwidth"] / fleet))
+}' "$data/01-restart.json" >> "$numbers/01-restart.tex"
