@@ -32,18 +32,78 @@ for my $volume ('book', 'solutions') {
 }
 unlike($flat, qr/\bTODO\b|\bFIXME\b/, 'no TODO in the book');
 
-# Worked numbers reach the book from the programs' output.
-my $fleet = "$root/build/bin/fleet";
-my (undef, $floor) = run($fleet, qw(memory --params 100e9 --gpu h100));
-my ($line) = $floor =~ /^(static state .*)$/m;
-$line =~ s/\s+/ /g;
-ok(index($flat, $line) >= 0, "the memory-floor transcript is in the book: $line");
-my (undef, $compute) = run($fleet, qw(compute --gpus 1024));
-my ($time) = $compute =~ /^(time .*days)$/m;
-$time =~ s/\s+/ /g;
-ok(index($flat, $time) >= 0, "the training-time transcript is in the book: $time");
-like($flat, qr/1,097 days/, 'the exact floor time is in the prose');
-like($flat, qr/34\.3 days/, 'the days on 1,024 GPUs are in the prose');
+# Worked numbers: the book's macros and transcripts against arithmetic done
+# here, from the facts a reader brings (bytes per number, an H100's 80 GB and
+# 989 TFLOP/s, eight GPUs a node), never against the program's own output:
+# a program that drifted (14 B/param for mixed-precision Adam) would agree
+# with itself.
+my %macro = %{ read_macros("$root/build/numbers/0[12]-*.tex") };
+sub agrees { return macro_agrees(\%macro, @_) }
+my %gpu = (h100 => { memory => 80e9, flops => 989e12 }, h200 => { memory => 141e9 });
+my ($USABLE, $PER_NODE, $FLEET) = (0.8, 8, 1024);
+# Mixed-precision Adam: bf16 weights and gradients, fp32 master weights and
+# two fp32 moments; the variants add an fp32 gradient accumulator.
+my %bytes = (mixed        => 2 + 2 + 4 + 4 + 4,
+             'fp32-grads' => 2 + 4 + 4 + 4 + 4,       # accumulator, no bf16 copy
+             'mt-nlg'     => 2 + 2 + 4 + 4 + 4 + 4);  # both gradient copies
+sub ceil_up { my $x = shift; my $r = sprintf('%.0f', $x);
+              return abs($x - $r) < 1e-9 * $x ? $r : POSIX::ceil($x) }
+use POSIX ();
+for my $case ([Floor => 100e9, 'h100', 'mixed'], [Seventy => 70e9, 'h200', 'mixed'],
+              [FpGrads => 100e9, 'h100', 'fp32-grads'], [Mtnlg => 100e9, 'h100', 'mt-nlg']) {
+    my ($p, $params, $gpu, $convention) = @$case;
+    my $b = $bytes{$convention};
+    my $static = $params * $b;
+    my $usable = $gpu{$gpu}{memory} * $USABLE;
+    my $need = ceil_up($static / $usable);
+    my $nodes = ceil_up($need / $PER_NODE);
+    agrees("${p}BytesPerParam", $b, "$p: $b B per parameter ($convention)");
+    agrees("${p}StaticBytes", $static, "$p: the static state");
+    agrees("${p}NodeBytes", $PER_NODE * $gpu{$gpu}{memory}, "$p: one node");
+    agrees("${p}NodesOfState", $static / ($PER_NODE * $gpu{$gpu}{memory}), "$p: in nodes");
+    agrees("${p}UsableBytesPerGpu", $usable, "$p: usable per GPU");
+    agrees("${p}GpusMin", $need, "$p: GPUs to hold it");
+    agrees("${p}Nodes", $nodes, "$p: whole nodes");
+    agrees("${p}GpusWholeNodes", $need <= $PER_NODE ? $need : $nodes * $PER_NODE,
+           "$p: GPUs in whole nodes");
+    agrees("${p}BytesPerGpuSharded", $static / $FLEET, "$p: sharded over 1,024 GPUs");
+}
+# Chapter 2: 6 N D FLOPs on 1,024 H100s at 40 %, and on the floor's 32.
+{
+    my $flops = 6 * 100e9 * 2e12;
+    my $rate = $FLEET * $gpu{h100}{flops} * 0.4;
+    my $floor = $PER_NODE * ceil_up(ceil_up(100e9 * 16 / (80e9 * $USABLE)) / $PER_NODE);
+    agrees('FleetFlops', $flops, 'chapter 2: 6 x 100e9 x 2e12 FLOPs');
+    agrees('FleetFlopsPerSecond', $rate, 'chapter 2: the fleet rate');
+    agrees('FleetSeconds', $flops / $rate, 'chapter 2: seconds');
+    agrees('FleetDays', $flops / $rate / 86400, 'chapter 2: days');
+    agrees('FleetGpuHours', $FLEET * $flops / $rate / 3600, 'chapter 2: GPU-hours');
+    agrees('FleetFloorGpus', $floor, "chapter 2: chapter 1's floor in whole nodes");
+    agrees('FleetFloorDays', $flops / ($floor * $gpu{h100}{flops} * 0.4) / 86400,
+           'chapter 2: days on the floor');
+    agrees('FleetFleetOverFloor', $FLEET / $floor, 'chapter 2: fleet over floor');
+    agrees('DeadlineGpusNeeded', ceil_up($flops / ($gpu{h100}{flops} * 0.4 * 30 * 86400)),
+           'chapter 2: GPUs for 30 days');
+    my $days = sprintf('%.1f', $flops / $rate / 86400);
+    like($flat, qr/\Q$days\E days/, "the days on 1,024 GPUs are in the prose ($days)");
+    my $floor_days = sprintf('%.0f', $flops / ($floor * $gpu{h100}{flops} * 0.4) / 86400);
+    $floor_days =~ s/(\d)(\d{3})$/$1,$2/;
+    like($flat, qr/\Q$floor_days\E days/, "the floor's time is in the prose ($floor_days days)");
+}
+# The transcripts in the book print the same arithmetic.
+{
+    my $static = 100e9 * $bytes{mixed};
+    (my $sci = sprintf('%.2g', $static)) =~ s/e\+?0*/e/;
+    (my $gb = sprintf('%d', $static / 1e9)) =~ s/(\d)(\d{3})$/$1,$2/;
+    my $line = "static state = 100e9 × $bytes{mixed} B = $sci B = $gb GB";
+    ok(index($flat, $line) >= 0, "the memory-floor transcript is in the book: $line");
+    my $rate = $FLEET * $gpu{h100}{flops} * 0.4;
+    my $seconds = 1.2e24 / $rate;
+    my $time = sprintf('time = 1.2e24 ÷ %s FLOP/s = %s s = %.1f days',
+                       map({ (my $t = sprintf('%.3g', $_)) =~ s/e\+?0*/e/; $t } $rate, $seconds),
+                       $seconds / 86400);
+    ok(index($flat, $time) >= 0, "the training-time transcript is in the book: $time");
+}
 
 # Chapter 8's sharded trainer: the report of stage 3 on four ranks and the
 # table of bytes sent come from this build's runs, whose JSON is kept.

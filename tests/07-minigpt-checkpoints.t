@@ -13,7 +13,6 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
 use File::Temp qw(tempdir);
-use File::Compare qw(compare);
 use File::Copy qw(copy);
 use JSON::PP ();
 use Test::More;
@@ -132,7 +131,7 @@ my @train = (minigpt_flags(%model), '--steps', $S, '--eval-every', 100);
     my @h = unpack 'Q<22', slurp("$dir/b.ckpt");
     ok($h[9] >= $K && $h[9] < $S && $h[9] % $K == 0,
        "run B's checkpoint is from the middle of the run (step $h[9])");
-    isnt(compare("$dir/a.ckpt", "$dir/b.ckpt"), 0, 'and differs from the finished one');
+    different_files("$dir/a.ckpt", "$dir/b.ckpt", 'and differs from the finished one');
     my $from = $h[9];
 
     # The same command, with --resume.
@@ -144,8 +143,8 @@ my @train = (minigpt_flags(%model), '--steps', $S, '--eval-every', 100);
     my $r = eval { JSON::PP::decode_json($out) } // {};
     is($r->{step}, $S, "the resumed run reaches step $S");
     is($r->{steps}, $S - $from, 'having run only the steps that were left');
-    is(compare("$dir/a.ckpt", "$dir/b.ckpt"), 0,
-       'killed and resumed, run B ends with the bytes of run A');
+    same_files("$dir/a.ckpt", "$dir/b.ckpt",
+               'killed and resumed, run B ends with the bytes of run A');
     # (A SIGKILL during a write may strand run B's own b.ckpt.tmp.PID; the
     # resumed run must leave none of its own.)
     is_deeply([grep { /\.tmp\./ && !/\.tmp\.$pid\z/ } files_in($dir)], [],
@@ -157,7 +156,7 @@ my @train = (minigpt_flags(%model), '--steps', $S, '--eval-every', 100);
     is($status, 0, 'resuming a finished run succeeds') or diag $err;
     $r = eval { JSON::PP::decode_json($out) } // {};
     is($r->{steps}, 0, 'and runs no steps');
-    is(compare("$dir/a.ckpt", "$dir/c.ckpt"), 0, 'and saves the same bytes');
+    same_files("$dir/a.ckpt", "$dir/c.ckpt", 'and saves the same bytes');
 }
 
 # ------------------------------------------------------------- refusal --

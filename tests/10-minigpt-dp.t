@@ -55,7 +55,10 @@ is($j2->{tokens_per_step}, $j1->{tokens_per_step}, 'the same global batch');
 is($j2->{micro_batch}, 4, 'each rank holds activations for its 4 sequences');
 cmp_ok($j2->{flops_per_step}, '<', 0.51 * $j1->{flops_per_step},
        'each rank does half the arithmetic of one process');
-is(-s "$dir/two.ckpt", -s "$dir/one.ckpt", 'rank 0 wrote a full checkpoint');
+ok(-s "$dir/one.ckpt" && -s "$dir/two.ckpt" && -s "$dir/two.ckpt" == -s "$dir/one.ckpt",
+   'rank 0 wrote a full checkpoint, as long as one rank\'s')
+  or diag(sprintf 'one rank: %s bytes, two ranks: %s bytes',
+               -s "$dir/one.ckpt" // 'none', -s "$dir/two.ckpt" // 'none');
 
 # A checkpoint written by two ranks resumes on two ranks (its 40-step
 # schedule lengthened to 50, which the resume must be told is meant).

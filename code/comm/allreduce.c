@@ -269,8 +269,8 @@ int main(int argc, char **argv)
         { "--warmup", OPT_COUNT, 1000, "untimed calls before timing", 2, NULL, 0 },
         { "--seconds", OPT_NUMBER, 60, "time to spend timing each size", 0.02,
           NULL, 0 },
-        { "--transcript", OPT_PATH, 0, "also write the table here", 0, NULL, 0 },
-        { "--data", OPT_PATH, 0, "also write the rows as CSV here", 0, NULL, 0 },
+        { "--transcript", OPT_OUTPUT, 0, "also write the table here", 0, NULL, 0 },
+        { "--data", OPT_OUTPUT, 0, "also write the rows as CSV here", 0, NULL, 0 },
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }
     };

@@ -10,6 +10,7 @@ typedef enum {
     OPT_WHOLE,    /* a whole number that may be 0                      */
     OPT_NAME,     /* one word, checked by the subcommand               */
     OPT_PATH,     /* a file name                                       */
+    OPT_OUTPUT,   /* a file to write, checked before the work starts   */
     OPT_SWITCH    /* no value: present or not                          */
 } OptionKind;
 
@@ -19,7 +20,7 @@ typedef struct {
     double max;            /* numbers must lie in (0, max]               */
     const char *help;      /* one line for --help                        */
     double number;         /* the value (default until given)            */
-    const char *text;      /* the value of an OPT_NAME or OPT_PATH       */
+    const char *text;      /* the value of an OPT_NAME, PATH or OUTPUT   */
     int given;             /* 1 once the flag appeared on the line       */
 } Option;
 #define OUTPUT_OPTIONS                                                       \
@@ -30,7 +31,7 @@ typedef struct {
     { "--latex",  OPT_NAME,   0,                                             \
       "print LaTeX macros \\<PREFIX><Field> (prefixes must not clash)",    \
       0, NULL, 0 },                                                          \
-    { "--output", OPT_PATH,   0,                                             \
+    { "--output", OPT_OUTPUT, 0,                                             \
       "write to this file (atomically) instead of standard output",          \
       0, NULL, 0 },                                                          \
     { "--help",   OPT_SWITCH, 0, "print this help and exit", 0, NULL, 0 }
@@ -112,8 +113,17 @@ int output_open(Output *o, const char *command, Option *options);
 /* The same for the file named by `flag` (NULL path: standard output). */
 int output_open_path(Output *o, const char *command, const char *flag,
                      const char *path);
-/* Refuse early a path that cannot be written: 0 if it can, 2 if not. */
+/* Refuse early a path that cannot be written: 0 if it can, 2 if not.
+   A path can be written when it is absent or a regular file (not a
+   directory, a device or a symbolic link) and its folder takes new files. */
 int check_writable(const char *command, const char *flag, const char *path);
 /* Close and move the file into place; 0 on success, 2 on error. */
 int output_commit(Output *o, const char *command);
+/* Flush standard output: 0 if everything printed reached it, else 2
+   after one line that says why. */
+int flush_stdout(const char *command);
+/* Check at exit that everything printed on standard output reached it; if
+   not, say so in one line that starts with COMMAND and exit with status 2.
+   parse_options calls it, so every tool does. */
+void guard_stdout(const char *command);
 #endif

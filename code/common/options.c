@@ -88,6 +88,7 @@ static void print_help(const char *command, const char *summary,
             break;
         case OPT_NAME:
         case OPT_PATH:
+        case OPT_OUTPUT:
             snprintf(shown, sizeof shown, "%s NAME", o->flag);
             break;
         default:
@@ -105,7 +106,7 @@ static void print_help(const char *command, const char *summary,
 }
 static int set_option_value(const char *command, Option *o, const char *value)
 {
-    if (o->kind == OPT_NAME || o->kind == OPT_PATH) {
+    if (o->kind == OPT_NAME || o->kind == OPT_PATH || o->kind == OPT_OUTPUT) {
         if (*value == '\0') {
             complain(command, "%s needs a non-empty value", o->flag);
             return 0;
@@ -137,6 +138,7 @@ static int set_option_value(const char *command, Option *o, const char *value)
 int parse_options(const char *command, const char *summary, Option *options,
                   int argc, char **argv)
 {
+    guard_stdout(command);          /* even --help must reach its reader */
     for (int i = 0; i < argc; i++) {
         char flag[64];
         const char *value = NULL;
@@ -181,7 +183,7 @@ int parse_options(const char *command, const char *summary, Option *options,
     }
     if (option_given(options, "--help")) {
         print_help(command, summary, options);
-        return 1;
+        return flush_stdout(command) == 0 ? 1 : 2;
     }
     int formats = option_given(options, "--json") + option_given(options, "--csv")
                 + option_given(options, "--latex");
@@ -196,6 +198,10 @@ int parse_options(const char *command, const char *summary, Option *options,
                      prefix);
             return 2;
         }
+    for (Option *o = options; o->flag != NULL; o++)
+        if (o->kind == OPT_OUTPUT && o->given
+            && check_writable(command, o->flag, o->text) != 0)
+            return 2;
     return 0;
 }
 int streams_silence(int speak)

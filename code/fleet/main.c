@@ -30,6 +30,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    guard_stdout("fleet");
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

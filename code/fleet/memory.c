@@ -76,7 +76,10 @@ const StateBytes *mixed_precision_adam(void)
 }
 double ceil_count(double x)
 {
-    return ceil(x * (1 - 1e-12));
+    double whole = round(x);
+    if (fabs(x - whole) <= 1e-13 * fabs(x))   /* a whole number, but for */
+        return whole;                         /* the error of roundings  */
+    return ceil(x);
 }
 
 void derive_memory_floor(MemoryFloor *m)

@@ -113,7 +113,7 @@ int main(int argc, char **argv)
         { "--vocab", OPT_COUNT, 65536, "vocabulary V", 32, NULL, 0 },
         { "--seconds", OPT_NUMBER, 60, "time spent on each product, per side",
           0.2, NULL, 0 },
-        { "--transcript", OPT_PATH, 0, "also write the readable table here",
+        { "--transcript", OPT_OUTPUT, 0, "also write the readable table here",
           0, NULL, 0 },
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }

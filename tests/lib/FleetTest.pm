@@ -9,7 +9,8 @@ use JSON::PP ();
 use Test::More ();
 use Exporter qw(import);
 our @EXPORT = qw(root run fleet_json close_to pdf_text slurp read_macros
-                 printed_number macro_agrees minigpt_params minigpt_flags);
+                 printed_number macro_agrees minigpt_params minigpt_flags
+                 same_files different_files);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -65,6 +66,30 @@ sub slurp {
     local $/;
     return scalar <$fh>;
 }
+
+# Two files compared byte for byte. Both must have been written and hold
+# something: a comparison of two files that no run wrote (two undefs, or two
+# empty files) would otherwise pass.
+sub compare_files {
+    my ($want_same, $x, $y, $name) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 2;   # the caller's line
+    my %bytes = ($x => slurp($x), $y => slurp($y));
+    my @missing = grep { !defined $bytes{$_} || $bytes{$_} eq '' } $x, $y;
+    if (@missing) {
+        Test::More::ok(0, $name);
+        Test::More::diag("not written, or empty: @missing");
+        return 0;
+    }
+    my $same = $bytes{$x} eq $bytes{$y};
+    my $ok = $want_same ? $same : !$same;
+    Test::More::ok($ok, $name)
+      or Test::More::diag(sprintf '%s (%d bytes) and %s (%d bytes) are %s',
+                          $x, length $bytes{$x}, $y, length $bytes{$y},
+                          $same ? 'the same' : 'different');
+    return $ok;
+}
+sub same_files      { return compare_files(1, @_) }
+sub different_files { return compare_files(0, @_) }
 
 # The LaTeX macros that files matching GLOB define: name => text. A name
 # defined twice is a failed test.
