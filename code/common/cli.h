@@ -115,4 +115,9 @@ int output_open_path(Output *o, const char *command, const char *flag,
 int check_writable(const char *command, const char *flag, const char *path);
 /* Close and move the file into place; 0 on success, 2 on error. */
 int output_commit(Output *o, const char *command);
+/* The figure KEY of a machine file (build/machine.json, written by
+   build/bin/machine) into *value: 0 when the file holds it as a finite,
+   positive number; otherwise one line on stderr naming FLAG, and 2. */
+int machine_figure(const char *command, const char *flag, const char *path,
+                   const char *key, double *value);
 #endif
