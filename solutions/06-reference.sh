@@ -276,26 +276,29 @@ for name in default wide; do
 done
 {
     if above "$(share wide matmul)" "$(share default matmul)"; then
-        macro SolThreeIMatmulClause 'The time moves to the matrix multiplies
-(\SolThreeIWideMatmulShare{} of the step, up from
-\SolThreeIDefaultMatmulShare{}'
+        macro SolThreeIMatmulClause "$(printf '%s' 'The time moves to the' \
+            ' matrix multiplies (\SolThreeIWideMatmulShare{} of the step, up' \
+            ' from \SolThreeIDefaultMatmulShare{}')"
     else
-        macro SolThreeIMatmulClause 'In this build the time did not move to
-the matrix multiplies (\SolThreeIWideMatmulShare{} of the step, against
-\SolThreeIDefaultMatmulShare{} in the default model'
+        macro SolThreeIMatmulClause "$(printf '%s' 'In this build the time' \
+            ' did not move to the matrix multiplies' \
+            ' (\SolThreeIWideMatmulShare{} of the step, against' \
+            ' \SolThreeIDefaultMatmulShare{} in the default model')"
     fi
     if above "$(share default attention)" "$(share wide attention)"; then
-        macro SolThreeIAttentionClause 'attention down to
-\SolThreeIWideAttentionShare{}'
+        macro SolThreeIAttentionClause \
+            'attention down to \SolThreeIWideAttentionShare{}'
     else
-        macro SolThreeIAttentionClause 'attention at
-\SolThreeIWideAttentionShare{}, not below the default model'"'"'s share'
+        macro SolThreeIAttentionClause "$(printf '%s' 'attention at' \
+            ' \SolThreeIWideAttentionShare{}, not below its share in the' \
+            ' default model')"
     fi
     if above "$(json "$out/06-ex9-wide.json" mfu)" \
              "$(json "$out/06-ex9-default.json" mfu)"; then
         macro SolThreeIMfuClause 'and the MFU rises to \SolThreeIWideMfu{}'
     else
-        macro SolThreeIMfuClause 'but in this build the MFU did not rise:
-\SolThreeIWideMfu{}, against \SolThreeIDefaultMfu{} for the default model'
+        macro SolThreeIMfuClause "$(printf '%s' 'but in this build the MFU' \
+            ' did not rise: \SolThreeIWideMfu{}, against' \
+            ' \SolThreeIDefaultMfu{} for the default model')"
     fi
 } > "$out/06-ex9.tex"
