@@ -10,7 +10,7 @@
 
 #include "../minigpt/minigpt.h"
 
-typedef struct { double median, low, high; } Figure;
+typedef struct { double median, low, high; } Measured;
 
 static int ascending(const void *a, const void *b)
 {
@@ -18,12 +18,12 @@ static int ascending(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static Figure figure_of(double *repeats, int n)
+static Measured figure_of(double *repeats, int n)
 {
     qsort(repeats, (size_t)n, sizeof *repeats, ascending);
     double median = n % 2 ? repeats[n / 2]
                           : 0.5 * (repeats[n / 2 - 1] + repeats[n / 2]);
-    return (Figure){ median, repeats[0], repeats[n - 1] };
+    return (Measured){ median, repeats[0], repeats[n - 1] };
 }
 static double gemm_rate(GemmWorkspace *w, int M, int N, int K, const real *A,
                         const real *B, real *C, double seconds)
@@ -106,10 +106,10 @@ typedef struct {
     double seconds;
     int gemm_m, gemm_n, gemm_k;
     double copy_bytes, latency_bytes, bandwidth_bytes;
-    Figure peak, gemm, copy, latency, bandwidth;
+    Measured peak, gemm, copy, latency, bandwidth;
 } Machine;
 
-static void json_figure(FILE *f, const char *key, Figure x)
+static void json_figure(FILE *f, const char *key, Measured x)
 {
     fprintf(f, "  \"%s\": %.17g,\n", key, x.median);
     fprintf(f, "  \"%s_spread\": [%.17g, %.17g],\n", key, x.low, x.high);
@@ -163,7 +163,7 @@ static void macro_sci(FILE *f, const char *prefix, const char *name, double x)
 
 /* A figure in the unit `unit`, three significant figures, with its spread. */
 static void macro_figure(FILE *f, const char *prefix, const char *name,
-                         Figure x, double unit, int scientific)
+                         Measured x, double unit, int scientific)
 {
     char low[64], high[64];
     snprintf(low, sizeof low, "%sLow", name);
@@ -228,7 +228,7 @@ static void machine_table(FILE *f, const Machine *m)
     fprintf(f, "%d repeats of about %s s each after a warm-up; the median, "
             "then the slowest and fastest\n\n", m->repeats, sig(m->seconds, 3).s);
     fprintf(f, "%-32s %11s %11s %11s\n", "", "median", "low", "high");
-    const struct { const char *what; Figure x; double unit; } rows[] = {
+    const struct { const char *what; Measured x; double unit; } rows[] = {
         { "peak, one core (GFLOP/s)", m->peak, 1e9 },
         { "gemm, one core (GFLOP/s)", m->gemm, 1e9 },
         { "memcpy, one core (GB/s)", m->copy, 1e9 },
