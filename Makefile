@@ -4,7 +4,8 @@
 #                   programs, draw the figures, weave build/book.pdf and
 #                   build/solutions.pdf
 #   make test       the same, then the whole test-suite through prove
-#   make bench      time this book's matrix multiply against OpenBLAS, and
+#   make bench      time this book's matrix multiply against OpenBLAS (and
+#                   against one core's peak from build/machine.json), and
 #                   fleet layout's enumeration of a 16,384-GPU fleet
 #   make lab-attention LAB=file.c
 #                   grade a student's attention backward pass
@@ -218,8 +219,8 @@ $(B)/bin/matmul-bench: $(OBJ)/minigpt/bench.o $(OBJ)/minigpt/gemm.o \
 	@mkdir -p $(@D)
 	$(MPICC) $(LDFLAGS) $^ -lopenblas $(LDLIBS) -o $@
 
-bench: $(B)/bin/matmul-bench $(B)/bin/fleet
-	$(B)/bin/matmul-bench
+bench: $(B)/bin/matmul-bench $(B)/bin/fleet $(B)/machine.json
+	$(B)/bin/matmul-bench --machine $(B)/machine.json
 	@echo "fleet layout: every layout of a 405B model on 16,384 GPUs"
 	@time $(B)/bin/fleet layout --layers 126 --hidden 16384 --ffn 53248 \
 	  --gated --heads 128 --kv-heads 8 --vocab 128000 --seq 8192 \
