@@ -4,7 +4,8 @@
 #                   programs, draw the figures, weave build/book.pdf and
 #                   build/solutions.pdf
 #   make test       the same, then the whole test-suite through prove
-#   make bench      time this book's matrix multiply against OpenBLAS, and
+#   make bench      time this book's matrix multiply against OpenBLAS (and
+#                   against one core's peak from build/machine.json), and
 #                   fleet layout's enumeration of a 16,384-GPU fleet
 #   make lab-attention LAB=file.c
 #                   grade a student's attention backward pass
@@ -122,7 +123,7 @@ $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CFLAGS += $(FAST)
 $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CC := $(MPICC)
 
 BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
-        $(B)/bin/matmul-bench $(B)/bin/allreduce
+        $(B)/bin/matmul-bench $(B)/bin/allreduce $(B)/bin/machine
 
 programs: $(BINS)
 
@@ -167,6 +168,17 @@ $(B)/bin/allreduce: $(OBJ)/comm/allreduce.o $(COMM_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The measurements of this machine (Appendix "Measuring this machine"): an MPI
+# program that links the trainer's FMA loop and gemm rather than copy them.
+$(OBJ)/machine/%.o: code/machine/%.c $(OBJ)/cflags
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $(FAST) -MMD -MP -c $< -o $@
+
+$(B)/bin/machine: $(OBJ)/machine/machine.o $(OBJ)/minigpt/peak.o \
+                  $(OBJ)/minigpt/gemm.o $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 # The attention-backward lab: the fp64 trainer with the student's
 # attention_backward in place of the chapter's, graded by the gradient check.
 LAB ?= exercises/06-lab/attention_backward.c
@@ -208,15 +220,29 @@ $(B)/bin/matmul-bench: $(OBJ)/minigpt/bench.o $(OBJ)/minigpt/gemm.o \
 	@mkdir -p $(@D)
 	$(MPICC) $(LDFLAGS) $^ -lopenblas $(LDLIBS) -o $@
 
-bench: $(B)/bin/matmul-bench $(B)/bin/fleet
-	$(B)/bin/matmul-bench
+bench: $(B)/bin/matmul-bench $(B)/bin/fleet $(B)/machine.json
+	$(B)/bin/matmul-bench --machine $(B)/machine.json
 	@echo "fleet layout: every layout of a 405B model on 16,384 GPUs"
 	@time $(B)/bin/fleet layout --layers 126 --hidden 16384 --ffn 53248 \
 	  --gated --heads 128 --kv-heads 8 --vocab 128000 --seq 8192 \
 	  --batch-tokens 16777216 --gpus 16384 --json > /dev/null
 
 -include $(FLEET_OBJ:.o=.d) $(MINIGPT_OBJ:.o=.d) $(MINIGPT64_OBJ:.o=.d) \
-         $(OBJ)/minigpt/bench.d $(wildcard $(OBJ)/comm/*.d)
+         $(OBJ)/minigpt/bench.d $(wildcard $(OBJ)/comm/*.d) \
+         $(wildcard $(OBJ)/machine/*.d)
+
+# --------------------------------------------------------------- machine ----
+# The machine is measured once per build, before any chapter's run, into one
+# file that every program needing its figures reads (--machine). Two ranks,
+# each pinned to a core of its own where there are two cores to pin to.
+MACHINE_BIND := $(shell [ "$$(nproc)" -ge 2 ] 2>/dev/null && echo -bind-to core)
+
+$(B)/machine.json: $(B)/bin/machine
+	@mkdir -p $(B)/numbers $(B)/transcripts
+	@echo "measure this machine: mpiexec -n 2 $(MACHINE_BIND) $<"
+	@mpiexec -n 2 $(MACHINE_BIND) $< --output $@ --latex Machine \
+	  --latex-output $(B)/numbers/machine.tex \
+	  --transcript $(B)/transcripts/machine.txt
 
 # ------------------------------------------------------------------ runs ----
 # Each chapter's runs are a script tangled from the chapter itself, so the
@@ -230,9 +256,12 @@ runs: $(RUN_STAMPS)
 # does not re-run the trainer's measurements.
 programs_for = $(addprefix $(B)/bin/,$(sort $(shell grep -owE \
                  'fleet|minigpt|minigpt-fp64|allreduce|matmul-bench' $(1))))
+# ... and for the machine's figures, if it reads them.
+machine_for = $(if $(shell grep -l 'machine\.json' $(1)),$(B)/machine.json)
 
 .SECONDEXPANSION:
-$(B)/stamp/run-%: code/runs/%.sh $$(call programs_for,code/runs/$$*.sh)
+$(B)/stamp/run-%: code/runs/%.sh $$(call programs_for,code/runs/$$*.sh) \
+                  $$(call machine_for,code/runs/$$*.sh)
 	@mkdir -p $(B)/transcripts $(B)/numbers $(B)/data $(@D)
 	@echo "run  $<"
 	@sh $< $(B)
@@ -278,7 +307,7 @@ endef
 book: $(B)/book.pdf
 
 $(B)/book.pdf: chapters/book.tex chapters/preamble.tex chapters/bibliography.tex \
-               $(B)/tex/chapters.tex $(RUN_STAMPS) $(FIGURES) \
+               $(B)/tex/chapters.tex $(B)/machine.json $(RUN_STAMPS) $(FIGURES) \
                $(wildcard exercises/*.tex)
 	$(call latex,chapters/book.tex,book)
 
@@ -289,7 +318,8 @@ SOLUTION_STAMPS := $(patsubst solutions/%.sh,$(B)/stamp/solution-%,$(SOLUTION_SC
 solutions: $(B)/solutions.pdf
 
 $(B)/stamp/solution-%: solutions/%.sh solutions/lib/helpers.sh \
-                       $$(call programs_for,solutions/$$*.sh)
+                       $$(call programs_for,solutions/$$*.sh) \
+                       $$(call machine_for,solutions/$$*.sh)
 	@mkdir -p $(B)/solutions $(@D)
 	@echo "run  $<"
 	@sh $< $(B)

@@ -11,6 +11,7 @@ set -eu
 build_dirs "$1"
 fleet="$bin/fleet"
 minigpt="$bin/minigpt"
+machine="$1/machine.json"    # one core's peak, as the build measured it
 
 # run PREFIX FILE FLAGS...: fleet activations with FLAGS, as macros \PREFIX...
 # in FILE.tex and as JSON in FILE.json.
@@ -122,7 +123,7 @@ stored=$(json "$out/04-ex7.json" stored_activation_bytes)
 # fitted to alpha sbh + beta a s^2 b + gamma sb with b = 8, a = 4.
 lab() {
     "$minigpt" --layers 2 --heads 4 --batch 8 --steps 1 --quiet \
-        --hidden "$1" --seq "$2" --json --output "$out/04-ex8-$1-$2.json"
+        --machine "$machine" --hidden "$1" --seq "$2" --json --output "$out/04-ex8-$1-$2.json"
     json "$out/04-ex8-$1-$2.json" activation_bytes_per_layer
 }
 m11=$(lab 64 64)

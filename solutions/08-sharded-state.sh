@@ -207,7 +207,7 @@ transcript 08-ex7 --params 13e9 --zero 1 --dp "$first"
 # optimizer step of a small model, on 2 ranks where the exercise allows: on a
 # machine of 2 cores, 4 ranks are oversubscribed and each ring step waits for
 # a core.
-minigpt="$bin/minigpt --quiet --eval-every 1000 --steps 1"
+minigpt="$bin/minigpt --quiet --eval-every 1000 --steps 1 --machine $1/machine.json"
 
 # mg FILE RANKS FLAGS...: one run of minigpt on RANKS data-parallel ranks, its
 # JSON into FILE.json and its readable report into FILE.txt, and the report's

@@ -156,14 +156,18 @@ refused('matmul-bench --layers', $bench, qr/unknown flag --layers/, qw(--layers 
 my %flags = (
     minigpt => [qw(--layers --hidden --heads --seq --batch --vocab --steps --lr
                    --seed --micro-batches --eval-every --save --save-every
-                   --resume --log --profile --transcript --gradcheck --verify
+                   --resume --log --profile --machine --transcript --gradcheck --verify
                    --quiet --dump --keep-checkpoints --allow-schedule-change
                    --sample --dp --allreduce --no-overlap --zero --json --csv --latex
                    --output --help)],
-    'matmul-bench' => [qw(--batch --seq --hidden --vocab --seconds --transcript
-                          --json --csv --latex --output --help)],
+    'matmul-bench' => [qw(--batch --seq --hidden --vocab --seconds --repeats
+                          --machine --transcript --json --csv --latex --output
+                          --help)],
+    machine => [qw(--repeats --seconds --gemm-m --gemm-n --gemm-k --memcpy-bytes
+                   --latency-bytes --bandwidth-bytes --output --latex
+                   --latex-output --transcript --help)],
 );
-for my $binary ($minigpt, $fp64, $bench) {
+for my $binary ($minigpt, $fp64, $bench, root() . "/build/bin/machine") {
     (my $tool = $binary) =~ s{.*/}{};
     my $name = $tool eq 'minigpt-fp64' ? 'minigpt' : $tool;
     my ($status, $help, $err) = run($binary, '--help');

@@ -8,7 +8,10 @@
 # bytes and checkpoint sizes must agree exactly, since they are counts. What
 # a build measures (losses, timings) cannot be recomputed here, so for those
 # the test checks that the claims the solutions' prose makes hold for the
-# numbers the solution script printed (build/solutions/06-*), and that the
+# numbers the solution script printed (build/solutions/06-*); no timing is
+# compared with another (which is faster is for `make bench`): where the prose
+# compares two timings, the script words it from its data, and this test
+# checks that the wording matches the numbers. It also checks that the
 # numbers the script derived from files (a profile, a log, a checkpoint) are
 # what those files say. It grades the lab's solution (OK) and its skeleton
 # (FAIL) with the autograder, checks that the exercises give no answers away,
@@ -40,6 +43,8 @@ ok(-s "$sols/06-ex1.tex", 'the solution script has run (build/solutions/06-*)')
 
 # ------------------------------------------------------------- running ----
 # Run a command (a list, no shell); return (exit status, stdout, stderr).
+# A command killed by a signal (a crash) has no exit status of its own: it
+# reads as 128 + the signal's number, as in a shell, never as 0.
 sub run {
     my @command = @_;
     my $pid = fork // die "fork: $!";
@@ -48,8 +53,8 @@ sub run {
         open STDERR, '>', "$tmp/stderr" or die;
         exec @command or exit 127;
     }
-    waitpid $pid, 0;
-    my $status = $? >> 8;
+    waitpid($pid, 0) == $pid or die "waitpid: $!";
+    my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
     local $/;
     open my $o, '<', "$tmp/stdout" or die;
     my $out = <$o>;
@@ -416,6 +421,7 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
 # ------------------------------------------------------------------ 3.9 ----
 # The profile: the shares, rates and largest operation that the script read
 # off its own files, and the FLOP counts against the shapes.
+my %profile;
 for my $case ([default => 'SolThreeIDefault', config()],
               [wide => 'SolThreeIWide', config(C => 256)]) {
     my ($name, $p, $m) = @$case;
@@ -446,24 +452,44 @@ for my $case ([default => 'SolThreeIDefault', config()],
        $g->($j->{flops_attention_per_step} / $t{attention} / 1e9),
        "3.9 $name: attention's GFLOP/s");
     is($macro{"${p}Mfu"}, $g->(100 * $j->{mfu}) . '\\,\\%', "3.9 $name: the MFU");
-    ok($j->{flops_attention_per_step} / $t{attention}
-           < $j->{flops_matmul_per_step} / $t{matmul},
-       "3.9 $name: attention runs slower than the matrix multiply");
+    $j->{"profile_$_"} = $t{$_} for qw(matmul attention);
+    $profile{$name} = $j;
 }
+# Which profile's shares and MFU came out higher is a timing, and timings are
+# for benchmarks (make bench), not for tests: the solution script checks the
+# prose's comparisons against what its build measured and picks the words.
+# This checks that the words it picked are the ones the numbers call for.
 {
-    my %share = map {
-        my $s = $macro{"SolThreeI${_}MatmulShare"} // '0';
-        $s =~ s/\\.*//;
-        $_ => $s;
-    } qw(Default Wide);
-    ok($share{Wide} > $share{Default}, '3.9: the matrices\' share rises with the width');
-    my %mfu = map {
-        my $j = decode_json(slurp("$sols/06-ex9-$_.json") // '{}');
-        $_ => $j->{mfu} // 0;
-    } qw(default wide);
-    ok($mfu{wide} > $mfu{default}, '3.9: ... and so does the MFU');
-    is($macro{SolThreeIWideTopOp}, 'matmul',
-       '3.9: in the wide model the matrix multiplies take the largest share');
+    my ($d, $w) = @profile{qw(default wide)};
+    my $share = sub {
+        my ($j, $op) = @_;
+        open(my $csv, '<', "$sols/06-ex9-$j.csv") or die "no profile: $!";
+        <$csv>;
+        my ($t, $all) = (0, 0);
+        while (<$csv>) {
+            chomp;
+            my ($o, @s) = split /,/;
+            $all += $s[0] + $s[1] + $s[2];
+            $t = $s[0] + $s[1] + $s[2] if $o eq $op;
+        }
+        return $t / $all;
+    };
+    like($macro{SolThreeIMatmulClause} // '',
+         $share->('wide', 'matmul') > $share->('default', 'matmul')
+             ? qr/^The time moves/ : qr/did not move/,
+         '3.9: the matrices\' share is said to rise exactly when it rose');
+    like($macro{SolThreeIAttentionClause} // '',
+         $share->('default', 'attention') > $share->('wide', 'attention')
+             ? qr/^attention down to/ : qr/not below/,
+         '3.9: attention\'s share is said to fall exactly when it fell');
+    like($macro{SolThreeIMfuClause} // '',
+         ($w->{mfu} // 0) > ($d->{mfu} // 0) ? qr/MFU rises/ : qr/did not rise/,
+         '3.9: the MFU is said to rise exactly when it rose');
+    for my $j ($d, $w) {
+        ok($j->{peak_from} && $j->{peak_from} =~ /machine\.json$/,
+           '3.9: the peak comes from the machine file, not a measurement of '
+           . 'its own');
+    }
 }
 
 # ----------------------------------------------------------------- 3.10 ----

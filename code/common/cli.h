@@ -126,4 +126,9 @@ int flush_stdout(const char *command);
    not, say so in one line that starts with COMMAND and exit with status 2.
    parse_options calls it, so every tool does. */
 void guard_stdout(const char *command);
+/* The figure KEY of a machine file (build/machine.json, written by
+   build/bin/machine) into *value: 0 when the file holds it as a finite,
+   positive number; otherwise one line on stderr naming FLAG, and 2. */
+int machine_figure(const char *command, const char *flag, const char *path,
+                   const char *key, double *value);
 #endif

@@ -69,9 +69,10 @@ const char *option_text(Option *options, const char *flag)
     return find_option(options, flag)->text;
 }
 
-int option_given(Option *options, const char *flag)
+int option_given(Option *options, const char *flag)   /* 0 if not in the table */
 {
-    return find_option(options, flag)->given;
+    const Option *o = find_option(options, flag);
+    return o != NULL && o->given;
 }
 
 static void print_help(const char *command, const char *summary,

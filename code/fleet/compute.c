@@ -159,6 +159,9 @@ int compute_main(int argc, char **argv)
           0, NULL, 0 },
         { "--tokens", OPT_NUMBER, 1e17, "training tokens D", 2e12, NULL, 0 },
         { "--gpu", OPT_NAME, 0, "part: a100, h100, h200, h800, b200 or mi300x", 0, "h100", 0 },
+        { "--machine", OPT_PATH, 0, "plan for this machine instead of --gpu: "
+          "each device is one core, its peak peak_flops_per_core of this file "
+          "(build/machine.json)", 0, NULL, 0 },
         { "--gpus", OPT_COUNT, 1e7, "GPUs in the fleet", 1024, NULL, 0 },
         { "--mfu", OPT_NUMBER, 1, "model FLOPs utilisation", 0.4, NULL, 0 },
         { "--achieved-flops", OPT_NUMBER, 1e17,
@@ -187,7 +190,13 @@ int compute_main(int argc, char **argv)
     if (status != 0)
         return status == 1 ? 0 : status;
 
-    const Gpu *gpu = find_gpu(command, option_text(options, "--gpu"));
+    if (option_given(options, "--gpu") && option_given(options, "--machine")) {
+        complain(command, "--gpu and --machine are alternatives; give one");
+        return 2;
+    }
+    const Gpu *gpu = option_given(options, "--machine")
+                   ? machine_part(command, option_text(options, "--machine"))
+                   : find_gpu(command, option_text(options, "--gpu"));
     if (gpu == NULL)
         return 2;
     double params = option_number(options, "--params");

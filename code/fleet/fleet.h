@@ -363,4 +363,7 @@ int pipeline_main(int argc, char **argv);
 int find_schedule(const char *command, const char *name);
 int layout_main(int argc, char **argv);
 Text layout_name(const Layout *l);
+/* This machine as a part of the table, one core a device, from a machine
+   file (build/machine.json); NULL after printing an error. */
+const Gpu *machine_part(const char *command, const char *path);
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "minigpt.h"
 
@@ -27,11 +28,65 @@ static int products(int positions, int C, int V, Product *p)
     }
     return n;
 }
-typedef struct { double ours, blas, difference; } Timing;
+enum { MAX_REPEATS = 101 };
+typedef struct {
+    double ours, ours_low, ours_high;    /* median, slowest and fastest */
+    double blas, blas_low, blas_high;
+    double difference;
+} Timing;
 
-static Timing time_product(const Product *p, GemmWorkspace *w, double seconds)
+static void run_ours(const Product *p, GemmWorkspace *w, const float *A,
+                     const float *B, float *C)
 {
-    int lda = p->trans_a ? p->M : p->K, ldb = p->trans_b ? p->K : p->N;
+    gemm(w, p->M, p->N, p->K, A, p->trans_a ? p->M : p->K, p->trans_a,
+         B, p->trans_b ? p->K : p->N, p->trans_b, C, p->N, 0);
+}
+
+static void run_blas(const Product *p, GemmWorkspace *w, const float *A,
+                     const float *B, float *C)
+{
+    (void)w;
+    cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans,
+                p->trans_b ? CblasTrans : CblasNoTrans, p->M, p->N, p->K, 1.0f,
+                A, p->trans_a ? p->M : p->K, B, p->trans_b ? p->K : p->N, 0.0f,
+                C, p->N);
+}
+
+typedef void Kernel(const Product *, GemmWorkspace *, const float *,
+                    const float *, float *);
+
+/* FLOP/s of one kernel, run over and over for about `seconds`. */
+static double rate(Kernel *k, const Product *p, GemmWorkspace *w,
+                   const float *A, const float *B, float *C, double seconds)
+{
+    double started = seconds_now(), elapsed;
+    long runs = 0;
+    do {
+        k(p, w, A, B, C);
+        runs++;
+        elapsed = seconds_now() - started;
+    } while (elapsed < seconds);
+    return 2.0 * p->M * p->N * p->K * (double)runs / elapsed;
+}
+
+static int by_rate(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n rates, with the slowest and the fastest. */
+static double median_rate(double *x, int n, double *low, double *high)
+{
+    qsort(x, (size_t)n, sizeof *x, by_rate);
+    *low = x[0];
+    *high = x[n - 1];
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+static Timing time_product(const Product *p, GemmWorkspace *w, double seconds,
+                           int repeats)
+{
     size_t a_size = (size_t)p->M * p->K, b_size = (size_t)p->K * p->N;
     float *A = malloc(sizeof(float) * a_size), *B = malloc(sizeof(float) * b_size);
     float *C1 = malloc(sizeof(float) * (size_t)p->M * p->N);
@@ -41,39 +96,32 @@ static Timing time_product(const Product *p, GemmWorkspace *w, double seconds)
     Rng rng = { 42 };
     for (size_t i = 0; i < a_size; i++) A[i] = rng_uniform(&rng) - 0.5f;
     for (size_t i = 0; i < b_size; i++) B[i] = rng_uniform(&rng) - 0.5f;
-    double flops = 2.0 * p->M * p->N * p->K, ours = 0, blas = 0;
-    long ours_runs = 0, blas_runs = 0;
-    while (ours < seconds || blas < seconds) {   /* alternate while both run */
-        if (ours < seconds) {
-            double t0 = seconds_now();
-            gemm(w, p->M, p->N, p->K, A, lda, p->trans_a, B, ldb, p->trans_b,
-                 C1, p->N, 0);
-            ours += seconds_now() - t0;
-            ours_runs++;
-        }
-        if (blas < seconds) {
-            double t0 = seconds_now();
-            cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans,
-                        p->trans_b ? CblasTrans : CblasNoTrans, p->M, p->N,
-                        p->K, 1.0f, A, lda, B, ldb, 0.0f, C2, p->N);
-            blas += seconds_now() - t0;
-            blas_runs++;
-        }
+    double ours[MAX_REPEATS], blas[MAX_REPEATS], slice = seconds / repeats;
+    rate(run_ours, p, w, A, B, C1, slice);                    /* warm-up */
+    rate(run_blas, p, w, A, B, C2, slice);
+    for (int r = 0; r < repeats; r++) {        /* alternate the two sides */
+        ours[r] = rate(run_ours, p, w, A, B, C1, slice);
+        blas[r] = rate(run_blas, p, w, A, B, C2, slice);
     }
-    Timing t = { flops * ours_runs / ours, flops * blas_runs / blas, 0 };
+    Timing t = { 0 };
+    t.ours = median_rate(ours, repeats, &t.ours_low, &t.ours_high);
+    t.blas = median_rate(blas, repeats, &t.blas_low, &t.blas_high);
     for (size_t i = 0; i < (size_t)p->M * p->N; i++)
         t.difference = fmax(t.difference, fabs((double)C1[i] - C2[i]));
     free(A); free(B); free(C1); free(C2);
     return t;
 }
 typedef struct {
-    double ratio, time_ratio, worst;
+    double ratio, time_ratio, worst, best;   /* best: our fastest median */
     char cpu[128];
+    int cores, repeats;
+    double peak;                             /* 0 without --machine */
+    const char *machine;
 } Summary;
 
 static Summary summarise(const Product *p, const Timing *t, int n)
 {
-    Summary s = { 0, 0, 0, "" };
+    Summary s = { 0 };
     double log_sum = 0, time_ours = 0, time_blas = 0;
     for (int i = 0; i < n; i++) {
         double flops = 2.0 * p[i].M * p[i].N * p[i].K;
@@ -81,6 +129,7 @@ static Summary summarise(const Product *p, const Timing *t, int n)
         time_ours += flops / t[i].ours;
         time_blas += flops / t[i].blas;
         s.worst = fmax(s.worst, t[i].difference);
+        s.best = fmax(s.best, t[i].ours);
     }
     s.ratio = exp(log_sum / n);
     s.time_ratio = time_blas / time_ours;
@@ -90,17 +139,27 @@ static Summary summarise(const Product *p, const Timing *t, int n)
 static void print_table(FILE *f, const Product *p, const Timing *t, int n,
                         const Summary *s)
 {
-    fprintf(f, "%-8s %18s %10s %10s %7s %9s\n", "product", "M × N × K",
+    fprintf(f, "%-7s %12s %17s %17s %6s %8s\n", "product", "M × N × K",
             "ours GF/s", "BLAS GF/s", "ratio", "max diff");
     for (int i = 0; i < n; i++) {
-        char shape[32];
+        char shape[32], ours[32], blas[32];
         snprintf(shape, sizeof shape, "%d×%d×%d", p[i].M, p[i].N, p[i].K);
-        fprintf(f, "%-8s %18s %10.1f %10.1f %7.2f %9.1e\n", p[i].what, shape,
-                t[i].ours / 1e9, t[i].blas / 1e9, t[i].ours / t[i].blas,
-                t[i].difference);
+        snprintf(ours, sizeof ours, "%.0f (%.0f-%.0f)", t[i].ours / 1e9,
+                 t[i].ours_low / 1e9, t[i].ours_high / 1e9);
+        snprintf(blas, sizeof blas, "%.0f (%.0f-%.0f)", t[i].blas / 1e9,
+                 t[i].blas_low / 1e9, t[i].blas_high / 1e9);
+        fprintf(f, "%-7s %12s %17s %17s %6.2f %8.1e\n", p[i].what, shape, ours,
+                blas, t[i].ours / t[i].blas, t[i].difference);
     }
-    fprintf(f, "\ngeometric mean of the ratios %.2f; ratio of total times "
-            "%.2f\n(one core of %s)\n", s->ratio, s->time_ratio, s->cpu);
+    fprintf(f, "\nmedians of %d repeats (slowest-fastest) after a warm-up;\n"
+            "geometric mean of the ratios %.2f; ratio of total times %.2f\n",
+            s->repeats, s->ratio, s->time_ratio);
+    if (s->peak > 0)
+        fprintf(f, "fastest product %.0f GF/s = %.1f %% of one core's peak, "
+                "%.0f GF/s (%s)\n", s->best / 1e9, 100 * s->best / s->peak,
+                s->peak / 1e9, s->machine);
+    fprintf(f, "(one core of %s, %d %s)\n", s->cpu, s->cores,
+            s->cores == 1 ? "core" : "cores");
 }
 
 int main(int argc, char **argv)
@@ -111,8 +170,12 @@ int main(int argc, char **argv)
         { "--seq", OPT_COUNT, 4096, "context length T", 64, NULL, 0 },
         { "--hidden", OPT_COUNT, 4096, "width C", 64, NULL, 0 },
         { "--vocab", OPT_COUNT, 65536, "vocabulary V", 32, NULL, 0 },
-        { "--seconds", OPT_NUMBER, 60, "time spent on each product, per side",
-          0.2, NULL, 0 },
+        { "--seconds", OPT_NUMBER, 60, "time spent on each product, per side, "
+          "over all repeats", 0.2, NULL, 0 },
+        { "--repeats", OPT_COUNT, 101, "timed repeats of each product, after "
+          "one untimed (the median is reported)", 5, NULL, 0 },
+        { "--machine", OPT_PATH, 0, "compare with one core's peak FLOP/s from "
+          "this file (build/machine.json)", 0, NULL, 0 },
         { "--transcript", OPT_OUTPUT, 0, "also write the readable table here",
           0, NULL, 0 },
         OUTPUT_OPTIONS,
@@ -133,6 +196,12 @@ int main(int argc, char **argv)
                  "per product; the limit is 4 GB", bytes_auto(bytes).s);
         return 2;
     }
+    double peak = 0;
+    const char *machine = option_text(options, "--machine");
+    if (machine != NULL
+        && machine_figure(command, "--machine", machine,
+                          "peak_flops_per_core", &peak) != 0)
+        return 2;
     openblas_set_num_threads(1);
     Product p[15];
     Timing t[15];
@@ -143,10 +212,15 @@ int main(int argc, char **argv)
     if (!w.a || !w.b)
         return 2;
     for (int i = 0; i < n; i++)
-        t[i] = time_product(&p[i], &w, option_number(options, "--seconds"));
+        t[i] = time_product(&p[i], &w, option_number(options, "--seconds"),
+                            (int)option_number(options, "--repeats"));
     gemm_workspace_free(&w);
     Summary sum = summarise(p, t, n);
     cpu_name(sum.cpu, sizeof sum.cpu);
+    sum.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    sum.repeats = (int)option_number(options, "--repeats");
+    sum.peak = peak;
+    sum.machine = machine;
     const char *transcript_path = option_text(options, "--transcript");
     Output out;
     if (transcript_path != NULL) {
@@ -164,6 +238,13 @@ int main(int argc, char **argv)
         report_add(&r, "ratio", FIELD_REAL, sum.ratio);
         report_add(&r, "time_ratio", FIELD_REAL, sum.time_ratio);
         report_add(&r, "max_difference", FIELD_SCI, sum.worst);
+        report_add(&r, "best_flops", FIELD_SCI, sum.best);
+        report_add(&r, "repeats", FIELD_COUNT, sum.repeats);
+        report_add(&r, "cores", FIELD_COUNT, sum.cores);
+        if (peak > 0) {
+            report_add(&r, "peak_flops", FIELD_SCI, peak);
+            report_add(&r, "best_fraction_of_peak", FIELD_FRACTION, sum.best / peak);
+        }
         print_report(out.file, &r, options);
     } else {
         print_table(out.file, p, t, n, &sum);

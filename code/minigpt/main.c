@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "minigpt.h"
 
@@ -12,6 +13,9 @@ typedef struct {
     real lr;
     uint64_t seed;
     const char *save, *resume, *log, *profile;
+    const char *machine;   /* the machine file the peak comes from, or NULL */
+    double peak;           /* one core's peak FLOP/s read from it, or 0     */
+    double gemm;           /* and the rate of its gemm, FLOP/s              */
     int rank, ranks;       /* this process, and how many there are */
     int dp;                /* ranks that share each batch: 1 until Chapter 7 */
     const char *dump;          /* --dump DIR, or NULL                  */
@@ -770,8 +774,44 @@ typedef struct {
     int steps;                 /* steps this process ran            */
     double seconds;            /* in those steps alone              */
     double train_loss, val_loss, unigram, bigram, peak;
+    double *step_seconds;      /* each step's time, in order        */
+    int warmup, timed;         /* steps not counted, and counted    */
+    double step_median, step_q1, step_q3;  /* of the counted steps  */
     Tally tally;               /* training work only                */
 } RunSummary;
+
+static int ascending_seconds(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile of n sorted numbers, interpolated between neighbours. */
+static double quantile(const double *sorted, int n, double q)
+{
+    double at = q * (n - 1);
+    int i = (int)at;
+    return i + 1 < n ? sorted[i] + (at - i) * (sorted[i + 1] - sorted[i])
+                     : sorted[n - 1];
+}
+
+/* The speed of a run is that of its median step. The first steps warm up
+   the caches and the allocator and are not counted: one step in a short run,
+   a tenth of the steps (at most ten) in a long one. The middle half of the
+   counted steps, between the first and third quartiles, is the spread. */
+static void step_statistics(RunSummary *s)
+{
+    int n = s->steps;
+    s->warmup = n < 2 ? 0 : n < 20 ? 1 : n / 10 < 10 ? n / 10 : 10;
+    s->timed = n - s->warmup;
+    if (s->timed <= 0)
+        return;
+    double *t = s->step_seconds + s->warmup;
+    qsort(t, (size_t)s->timed, sizeof *t, ascending_seconds);
+    s->step_median = quantile(t, s->timed, 0.5);
+    s->step_q1 = quantile(t, s->timed, 0.25);
+    s->step_q3 = quantile(t, s->timed, 0.75);
+}
 
 static double matmul_params(ModelConfig c)
 {
@@ -796,7 +836,16 @@ static void report_run(Report *r, const Model *m, const Settings *set,
     double held = (double)m->batch * c.seq;      /* positions held at once */
     double sbh = held * C, as2b = (double)c.heads * c.seq * c.seq * m->batch;
     double flops = s->tally.flops / steps;
+    int timed = s->timed > 0 && s->step_median > 0;
+    double step = timed ? s->step_median : 1, matmul = 0, all = 0;
+    for (int op = 0; op < OPS; op++) {
+        all += s->tally.seconds[op][0] + s->tally.seconds[op][1];
+        if (op == OP_MATMUL)
+            matmul = (s->tally.seconds[op][0] + s->tally.seconds[op][1]) / steps;
+    }
+    all /= steps;
     report_text(r, "cpu", cpu);
+    report_add(r, "cores", FIELD_COUNT, (double)sysconf(_SC_NPROCESSORS_ONLN));
     report_add(r, "layers", FIELD_COUNT, L);
     report_add(r, "hidden", FIELD_COUNT, C);
     report_add(r, "heads", FIELD_COUNT, c.heads);
@@ -814,8 +863,15 @@ static void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "unigram_entropy", FIELD_REAL, s->unigram);
     report_add(r, "bigram_entropy", FIELD_REAL, s->bigram);
     report_add(r, "seconds", FIELD_REAL, s->seconds);
+    report_add(r, "warmup_steps", FIELD_COUNT, s->warmup);
+    report_add(r, "timed_steps", FIELD_COUNT, s->timed);
+    report_add(r, "step_ms", FIELD_REAL, timed ? 1e3 * step : 0);
     report_add(r, "tokens_per_second", FIELD_COUNT,
-               round(tokens * s->steps / s->seconds));
+               timed ? round(tokens / step) : 0);
+    report_add(r, "tokens_per_second_low", FIELD_COUNT,
+               timed ? round(tokens / s->step_q3) : 0);
+    report_add(r, "tokens_per_second_high", FIELD_COUNT,
+               timed ? round(tokens / s->step_q1) : 0);
     report_add(r, "flops_per_step", FIELD_SCI, flops);
     report_add(r, "flops_six_n_per_step", FIELD_SCI, 6 * N * rank_tokens);
     report_add(r, "flops_matmul_per_step", FIELD_SCI,
@@ -824,9 +880,20 @@ static void report_run(Report *r, const Model *m, const Settings *set,
                6 * L * C * (c.seq + 1) * rank_tokens);
     report_add(r, "flops_attention_palm_per_step", FIELD_SCI,
                12 * L * c.seq * C * rank_tokens);
-    report_add(r, "achieved_flops", FIELD_SCI, flops * steps / s->seconds);
+    report_add(r, "achieved_flops", FIELD_SCI, timed ? flops / step : 0);
     report_add(r, "peak_flops", FIELD_SCI, s->peak);
-    report_add(r, "mfu", FIELD_FRACTION, flops * steps / s->seconds / s->peak);
+    report_text(r, "peak_from", set->machine != NULL ? set->machine
+                                : "measured in this run");
+    report_add(r, "mfu", FIELD_FRACTION, timed ? flops / step / s->peak : 0);
+    report_add(r, "matmul_ms", FIELD_REAL, 1e3 * matmul);
+    report_add(r, "matmul_fraction", FIELD_FRACTION, all > 0 ? matmul / all : 0);
+    report_add(r, "matmul_flops", FIELD_SCI,
+               matmul > 0 ? 6 * matmul_params(c) * rank_tokens / matmul : 0);
+    if (set->machine != NULL) {           /* what the machine file adds */
+        report_add(r, "gemm_flops", FIELD_SCI, set->gemm);
+        report_add(r, "matmul_ms_at_gemm_rate", FIELD_REAL,
+                   1e3 * 6 * matmul_params(c) * rank_tokens / set->gemm);
+    }
     report_add(r, "bytes_per_param", FIELD_REAL, 4 * word);
     report_add(r, "param_bytes", FIELD_BYTES, word * N);
     report_add(r, "grad_bytes", FIELD_BYTES, word * N);
@@ -915,18 +982,34 @@ static void print_run(FILE *out, const Report *r, const char *cpu,
     fprintf(out, "loss           = %s train, %s validation after %s %s\n",
             sig(F("train_loss"), 3).s, sig(F("val_loss"), 3).s,
             grouped(F("step")).s, plural(F("step"), "step", "steps"));
-    fprintf(out, "speed          = %s tokens/s (%s tokens per step, %s s "
-            "in all)\n", grouped(F("tokens_per_second")).s,
-            grouped(F("tokens_per_step")).s, sig(F("seconds"), 3).s);
+    fprintf(out, "speed          = %s tokens/s, the median step (%s tokens) "
+            "of %s after %s warm-up\n", grouped(F("tokens_per_second")).s,
+            grouped(F("tokens_per_step")).s, grouped(F("timed_steps")).s,
+            grouped(F("warmup_steps")).s);
+    fprintf(out, "  spread       = %s to %s tokens/s, the middle half; %s s "
+            "in all\n", grouped(F("tokens_per_second_low")).s,
+            grouped(F("tokens_per_second_high")).s, sig(F("seconds"), 3).s);
     fprintf(out, "FLOPs per step = %s counted = %s matrices + %s attention\n",
             sci(F("flops_per_step"), 3).s, sci(F("flops_matmul_per_step"), 3).s,
             sci(F("flops_attention_per_step"), 3).s);
     fprintf(out, "  6N per step  = %s (counts embeddings, biases; no "
             "attention)\n", sci(F("flops_six_n_per_step"), 3).s);
-    fprintf(out, "rate           = %s FLOP/s achieved on one core of %s\n",
-            sci(F("achieved_flops"), 3).s, cpu);
-    fprintf(out, "  peak         = %s FLOP/s measured (FMA loop); MFU %s %%\n",
-            sci(F("peak_flops"), 3).s, sig(100 * F("mfu"), 3).s);
+    fprintf(out, "rate           = %s FLOP/s achieved %s of %s (%s %s)\n",
+            sci(F("achieved_flops"), 3).s,
+            set->ranks > 1 ? "by each rank, on a core" : "on one core", cpu,
+            grouped(F("cores")).s, plural(F("cores"), "core", "cores"));
+    if (set->ranks > F("cores"))
+        fprintf(out, "               (%d ranks on %s cores share them: these "
+                "times are not a measurement)\n", set->ranks,
+                grouped(F("cores")).s);
+    fprintf(out, "  peak         = %s FLOP/s per core, %s%s; MFU %s %%\n",
+            sci(F("peak_flops"), 3).s, set->machine != NULL ? "from " : "",
+            set->machine != NULL ? set->machine
+                                 : "measured in this run (FMA loop)",
+            sig(100 * F("mfu"), 3).s);
+    fprintf(out, "  matrices     = %s ms of a step (%s %% of the profile) at "
+            "%s FLOP/s\n", sig(F("matmul_ms"), 3).s,
+            sig(100 * F("matmul_fraction"), 3).s, sci(F("matmul_flops"), 3).s);
     fprintf(out, "activations    = %s kept for the backward pass, %s per "
             "layer,\n                 for %s %s at a time\n",
             bytes_auto(F("activation_bytes")).s,
@@ -1030,7 +1113,10 @@ static int train(Model *m, const Language *lang, Settings *set,
         return 2;
     }
     RunSummary s = { 0 };
-    s.peak = measure_peak_flops(0.25);
+    s.peak = set->machine != NULL ? set->peak : measure_peak_flops(0.25);
+    s.step_seconds = malloc(sizeof(double) * (size_t)(set->steps + 1));
+    if (s.step_seconds == NULL)
+        abort();
     language_entropy(lang, set->seed ^ 0x656e74726f7079ULL, 1000000,
                      &s.unigram, &s.bigram);
     AdamW opt = adamw_settings(set->lr);
@@ -1052,7 +1138,8 @@ static int train(Model *m, const Language *lang, Settings *set,
         TIMED(m, OP_OPTIMIZER, 0,
               norm = optimizer_step(m, &opt, lr, step + 1, set));
         state.step = (uint64_t)step + 1;
-        s.seconds += seconds_now() - started;
+        s.step_seconds[s.steps] = seconds_now() - started;
+        s.seconds += s.step_seconds[s.steps];
         s.steps++;
         int last = step + 1 == set->steps;
         int evaluate = (step + 1) % set->eval_every == 0 || last;
@@ -1092,6 +1179,8 @@ static int train(Model *m, const Language *lang, Settings *set,
     sharded_account(&set->parallel);
     if (log != NULL)
         fclose(log);
+    step_statistics(&s);
+    free(s.step_seconds);
     if (failed)
         return 2;
     int bad = set->save != NULL
@@ -1156,6 +1245,7 @@ static int read_settings(const char *command, Option *o, int rank, int ranks,
         .resume = option_text(o, "--resume"),
         .log = option_text(o, "--log"),
         .profile = option_text(o, "--profile"),
+        .machine = option_text(o, "--machine"),
         .rank = rank, .ranks = ranks, .dp = 1,
     };
     ModelConfig c = set->config;
@@ -1189,6 +1279,12 @@ static int read_settings(const char *command, Option *o, int rank, int ranks,
     else if (option_given(o, "--gradcheck") && option_given(o, "--verify"))
         complain(command, "--gradcheck and --verify are separate runs; "
                  "give one");
+    else if (set->machine != NULL
+             && (machine_figure(command, "--machine", set->machine,
+                                "peak_flops_per_core", &set->peak) != 0
+                 || machine_figure(command, "--machine", set->machine,
+                                   "gemm_flops_per_core", &set->gemm) != 0))
+        return 2;                          /* machine_figure said why */
     else {
         set->dump = option_text(o, "--dump");
         set->keep = option_given(o, "--keep-checkpoints")
@@ -1314,6 +1410,8 @@ int main(int argc, char **argv)
         { "--log", OPT_PATH, 0, "write a CSV line per step here", 0, NULL, 0 },
         { "--profile", OPT_PATH, 0, "write seconds per step by operation here",
           0, NULL, 0 },
+        { "--machine", OPT_PATH, 0, "take one core's peak FLOP/s from this file "
+          "(build/machine.json) instead of measuring it", 0, NULL, 0 },
         { "--transcript", OPT_PATH, 0, "also write the readable report here",
           0, NULL, 0 },
         { "--gradcheck", OPT_SWITCH, 0,

@@ -15,10 +15,12 @@ mpiexec -n 4 $bin/allreduce --op allreduce --max-bytes 67108864 \
 mpiexec -n 2 $bin/minigpt --dp 2 --verify --micro-batches 2 \
         --output "$transcripts/07-verify.txt"
 weak="--quiet --steps 150 --eval-every 1000 --json"
-mpiexec -n 1 $bin/minigpt $weak --batch 8 --output "$data/07-dp-1.json"
-mpiexec -n 2 $bin/minigpt $weak --batch 16 --dp 2 \
+mpiexec -n 1 $bin/minigpt $weak --machine "$1/machine.json" --batch 8 \
+        --output "$data/07-dp-1.json"
+mpiexec -n 2 $bin/minigpt $weak --machine "$1/machine.json" --batch 16 --dp 2 \
         --transcript "$transcripts/07-dp-2.txt" --output "$data/07-dp-2.json"
-mpiexec -n 2 $bin/minigpt $weak --batch 16 --dp 2 --no-overlap \
+mpiexec -n 2 $bin/minigpt $weak --machine "$1/machine.json" --batch 16 --dp 2 \
+        --no-overlap \
         --output "$data/07-dp-2-blocking.json"
 field() {        # the number after "KEY": in a JSON report
     awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"

@@ -12,7 +12,7 @@ for n in 1 2 4; do
     for stage in 0 1 2 3; do
         ring=$([ $stage = 0 ] && echo "--allreduce ring" || true)
         mpiexec -n $n $bin/minigpt --steps 2 --eval-every 1000 --quiet --json \
-                --dp $n --zero $stage $ring \
+                --machine "$1/machine.json" --dp $n --zero $stage $ring \
                 --transcript "$transcripts/08-zero-minigpt-$stage-$n.txt" \
                 --output "$data/08-zero-minigpt-$stage-$n.json"
     done
