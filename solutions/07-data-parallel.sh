@@ -170,8 +170,9 @@ comm="2 * ($gpus - 1) / $gpus * $grads / $busbw"
 # crossover n alpha beta, and the first size whose busbw reaches half of
 # beta. (One row alone is at the mercy of a busy machine; the fastest of
 # several is what the hardware can do.)
+# Two ranks, each pinned to a core of its own, as the chapter times them.
 n=2
-mpiexec -n $n "$bin/allreduce" --op allreduce --min-bytes 8 \
+mpiexec -bind-to core -n $n "$bin/allreduce" --op allreduce --min-bytes 8 \
         --max-bytes 4194304 --json --output "$out/07-ex7.json" \
         --transcript "$out/07-ex7.txt" 2> /dev/null
 awk -v n=$n '
