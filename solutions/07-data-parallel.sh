@@ -204,6 +204,8 @@ awk -v n=$n '
         k++
         size[k] = field($0, "size") + 0; time[k] = field($0, "time_s") + 0
         busbw[k] = field($0, "busbw") + 0; algbw[k] = field($0, "algbw") + 0
+        spread[k] = (field($0, "time_max_s") - field($0, "time_min_s")) / time[k]
+        repeats = field($0, "repeats") + 0
     }
     /"op": "allreduce"/ && /"impl": "mpi"/ { mpi = field($0, "busbw") + 0 }
     /"op": "memcpy"/ { copy = field($0, "algbw") + 0 }
@@ -234,4 +236,9 @@ awk -v n=$n '
         for (i = 1; i <= k; i++)
             if (busbw[i] != algbw[i]) differ++
         macro("Differ", differ + 0)
+        for (i = 1; i <= k; i++)
+            if (wide == "" || spread[i] > spread[wide]) wide = i
+        macro("Repeats", repeats)
+        macro("WidestBytes", grouped(size[wide]))
+        macro("WidestSpread", sig(100 * spread[wide]) "\\,\\%")
     }' "$out/07-ex7.json" > "$out/07-ex7.tex"
