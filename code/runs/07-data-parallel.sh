@@ -66,6 +66,12 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
     function sentence(name, text) {
         printf "\\newcommand{\\%s}{%s}\n", name, text
     }
+    function grouped(x,   s, r) {
+        s = sprintf("%.0f", x)
+        for (r = ""; length(s) > 3; s = substr(s, 1, length(s) - 3))
+            r = "," substr(s, length(s) - 2) r
+        return s r
+    }
     FILENAME == heap_file {
         if ($1 == "allreduce" && $2 == "mpi") { heap = $7; heap_t = $5 }
         next
@@ -81,17 +87,22 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
     END {
         above = 0
         for (s in sizes)
-            if (bw["ring", s] > copy || bw["mpi", s] > copy) above++
+            if (bw["ring", s] > copy || bw["mpi", s] > copy) {
+                above++
+                if (s + 0 > top_above + 0) top_above = s
+            }
         if (above == 0)
             sentence("RingCeilingVerdict", sprintf("No all-reduce row, the " \
                 "ring%ss or MPICH%ss, comes near it: the best of either, at " \
                 "any size, is %.3g~GB/s, %.2g\\,\\%% of the ceiling.", q, q,
                 best, 100 * best / copy))
         else
-            sentence("RingCeilingVerdict", sprintf("%d all-reduce %s above it, " \
-                "at sizes that fit in this processor%ss caches, where a copy " \
-                "is faster than the ceiling measured on 64~MiB.", above,
-                above == 1 ? "row lies" : "rows lie", q))
+            sentence("RingCeilingVerdict", sprintf("%d all-reduce %s above " \
+                "it, the largest at %s~bytes. The ceiling is a copy of " \
+                "64~MiB; a smaller buffer can stay in the processor%ss " \
+                "caches and move faster than memory allows, so a bus " \
+                "bandwidth is to be read against the memory it touched.",
+                above, above == 1 ? "row lies" : "rows lie", grouped(top_above), q))
         # MPICH falls behind: the first size from 1 MiB on where it runs at
         # under a third of the ring, and stays there.
         collapse = 0
