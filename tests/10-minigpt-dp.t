@@ -96,7 +96,7 @@ is($timing{compute}{weights_identical}, 0,
          '--no-allreduce: the report says the weights were not combined');
     like($out, qr/^  step         = [\d.]+ ms, the median of 19 steps after the warm-up$/m,
          '--no-allreduce: the report prints the median step');
-    unlike($out, qr/hidden/, '--no-allreduce: no fraction hidden printed');
+    unlike($out, qr/% hidden/, '--no-allreduce: no fraction hidden printed');
 }
 
 # The chapter's hidden fraction, from the runs the build kept: the medians
