@@ -346,8 +346,7 @@ static void report_summary(Report *r, const Row *rows, int count,
             best = &rows[i];
     if (best != NULL) {
         report_add(r, "ring_best_busbw", FIELD_REAL, best->busbw);
-        report_add(r, "ring_best_mib", FIELD_REAL,
-                   (double)best->bytes / (1 << 20));
+        report_add(r, "ring_best_bytes", FIELD_COUNT, (double)best->bytes);
         report_add(r, "ring_best_of_memcpy", FIELD_FRACTION,
                    best->busbw / copy_bw);
     }
