@@ -25,6 +25,10 @@ fi
 {
     printf '\\newcommand{\\RingCoresHere}{%d}\n' "$cores"
     printf '\\newcommand{\\RingHasPtoP}{%d}\n' "$([ -n "$p2p" ] && echo 1 || echo 0)"
+    source='measured by the benchmark itself, as this build has no'
+    source="$source \\texttt{build/machine.json}"
+    if [ -n "$copy" ]; then source='read from \texttt{build/machine.json}'; fi
+    printf '\\newcommand{\\RingCeilingSource}{%s}\n' "$source"
     printf '\\newcommand{\\RingPtoPGbps}{%s}\n' \
         "$(awk -v b="${p2p:-0}" 'BEGIN { printf "%.3g", b / 1e9 }')"
 } > "$numbers/07-machine.tex"
