@@ -7,8 +7,13 @@
 # implementation and power-of-two size it was asked for and nothing else;
 # algbw is size over time and busbw is algbw times the fraction each rank
 # sends, 2(n-1)/n for all-reduce and (n-1)/n for its halves; the memcpy
-# ceiling is measured; the other outputs (--csv, --data, --transcript,
-# --latex) agree with --json. Bad input is refused once, not once per rank.
+# ceiling and the first-touch rate are measured; every time is the median of
+# --repeats batches, between the fastest and the slowest; the transcript
+# names the cores, the ranks that share them, whether they are pinned, and
+# warns when ranks outnumber cores; the other outputs (--csv, --data,
+# --transcript, --latex) agree with --json. Bad input is refused once, not
+# once per rank. Then the book's own runs: its transcripts print the core
+# count, and on a machine of fewer than four cores no four-rank time is shown.
 # Finally the benchmark is shown to catch a broken ring: built against a
 # ring.c that forgets to add, it counts wrong elements and exits 1.
 #
@@ -27,7 +32,8 @@ my $root = root();
 my $bin = "$root/build/bin/allreduce";
 ok(-x $bin, 'build/bin/allreduce is built') or BAIL_OUT('no allreduce: run make');
 
-my @quick = qw(--seconds 0.001 --warmup 1);
+my @quick = qw(--seconds 0.001 --warmup 1 --repeats 3);
+chomp(my $cores = `nproc`);
 my %factor = (
     allreduce      => sub { 2 * ($_[0] - 1) / $_[0] },
     reduce_scatter => sub { ($_[0] - 1) / $_[0] },
@@ -100,7 +106,8 @@ sub sweep_ok {
     my $rows = rows_of($out);
     ok($rows, "$name: --json is an array of rows, one per line") or return;
     my @memcpy = grep { $_->{op} eq 'memcpy' } @$rows;
-    my @coll = grep { $_->{op} ne 'memcpy' } @$rows;
+    my @touch = grep { $_->{op} eq 'first_touch' } @$rows;
+    my @coll = grep { $_->{op} ne 'memcpy' && $_->{op} ne 'first_touch' } @$rows;
 
     my (%want, %got);
     for my $o (defined $op && $op ne 'all' ? ($op) : @ops) {
@@ -121,6 +128,14 @@ sub sweep_ok {
     }
     ok($count_ok, "$name: count = size / 4 (float32) in every row");
     ok($time_ok, "$name: every time is positive");
+    my @order = grep { !($_->{time_min_s} <= $_->{time_s}
+                         && $_->{time_s} <= $_->{time_max_s}) } @coll;
+    is(scalar @order, 0, "$name: fastest <= median <= slowest in every row")
+      or diag(join "\n", map { "$_->{op} $_->{impl} $_->{size}" } @order);
+    is(scalar(grep { $_->{repeats} != 3 } @coll), 0,
+       "$name: every row is the median of the 3 --repeats asked for");
+    is(scalar(grep { !defined $_->{faults} || $_->{faults} < 0 } @coll), 0,
+       "$name: page faults per call are counted, never negative");
     my (@algbw, @busbw);
     for my $r (@coll) {
         my $what = "$r->{op} $r->{impl} $r->{size}";
@@ -145,6 +160,11 @@ sub sweep_ok {
         is($m->{size}, 64 << 20,
            "$name: memcpy copies 64 MiB, whatever the sweep, to measure memory");
         is($rows->[-1]{op}, 'memcpy', "$name: the memcpy row comes last");
+    }
+    is(scalar @touch, 1, "$name: one first_touch row");
+    if (@touch) {
+        ok($touch[0]{algbw} > 0, "$name: fresh pages are touched at a positive rate");
+        is($rows->[-2]{op}, 'first_touch', "$name: ... in the row before memcpy");
     }
     return $rows;
 }
@@ -178,8 +198,8 @@ sweep_ok(n => 2, min => 4, max => 64, op => 'all');
     ok($rows, '--output holds the --json rows');
     open my $csv, '<', "$dir/rows.csv" or die "no --data file: $!";
     chomp(my @lines = <$csv>);
-    is(shift @lines, 'op,impl,size,count,time_s,algbw,busbw,wrong',
-       '--data: CSV with its header');
+    is(shift @lines, 'op,impl,size,count,time_s,algbw,busbw,wrong,time_min_s,'
+       . 'time_max_s,repeats,faults', '--data: CSV with its header');
     is(scalar @lines, scalar @$rows, '--data: one CSV line per JSON row');
     my @same = grep {
         my @f = split /,/, $lines[$_];
@@ -190,24 +210,35 @@ sweep_ok(n => 2, min => 4, max => 64, op => 'all');
     is(scalar @same, scalar @lines, '--data: the same rows, in the same order');
     open my $t, '<', "$dir/table.txt" or die "no --transcript file: $!";
     my $table = do { local $/; <$t> };
-    like($table, qr/\A# 2 ranks, float32 sum; memory copy [\d.]+ GB\/s/,
-         '--transcript: the header names the ranks and the memcpy ceiling');
+    like($table, qr/\A# 2 ranks, float32 sum, on a host of \Q$cores\E cores? \(2 ranks there\), (each pinned to one core|not pinned)\n/,
+         "--transcript: the header names the ranks, the $cores cores and the pinning");
+    like($table, qr/^# time: median of 3 timed batches after 1 warm-up calls; spread/m,
+         '--transcript: the header says how the times were taken');
+    like($table, qr/^# memory copy [\d.]+ GB\/s on one core \(memcpy\); fresh pages first touched at [\d.]+ GB\/s$/m,
+         '--transcript: the header gives the memcpy ceiling and the first-touch rate');
+    if ($cores >= 2) {
+        unlike($table, qr/OVERSUBSCRIBED/, "--transcript: 2 ranks on $cores cores are not oversubscribed");
+    }
     for my $op (@ops) {
         like($table, qr/^# \Q$op\E\s+ring\s+mpi$/m, "--transcript: a $op table");
     }
-    my @table_rows = $table =~ /^\s+(\d+)\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\d+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\d+)$/mg;
-    is(scalar @table_rows, 3 * 3 * 5, '--transcript: five sizes per operation, ring beside mpi');
+    my @table_rows = $table =~ /^\s+(\d+)\s+\d+\s+[\d.]+\s+\d+\s+[\d.]+\s+[\d.]+\s+(\d+)\s+[\d.]+\s+\d+\s+[\d.]+\s+[\d.]+\s+(\d+)$/mg;
+    is(scalar @table_rows, 3 * 3 * 5, '--transcript: five sizes per operation, ring beside mpi, each with its spread');
 
     ($status, $out, $err) = mpirun(2, @args, '--csv');
     is($status, 0, '--csv: exit 0');
-    like($out, qr/\Aop,impl,size,count,time_s,algbw,busbw,wrong\n/, '--csv: the header');
-    is(scalar(() = $out =~ /\n/g), 1 + 3 * 2 * 5 + 1, '--csv: header, 30 rows and memcpy');
+    like($out, qr/\Aop,impl,size,count,time_s,algbw,busbw,wrong,time_min_s,time_max_s,repeats,faults\n/,
+         '--csv: the header');
+    is(scalar(() = $out =~ /\n/g), 1 + 3 * 2 * 5 + 2, '--csv: header, 30 rows, first_touch and memcpy');
 
     ($status, $out, $err) = mpirun(2, @args, '--latex', 'Test');
     is($status, 0, '--latex: exit 0');
     like($out, qr/^\\newcommand\{\\TestRanks\}\{2\}$/m, '--latex: \TestRanks is 2');
     like($out, qr/^\\newcommand\{\\TestWrong\}\{0\}$/m, '--latex: \TestWrong is 0');
     like($out, qr/^\\newcommand\{\\TestMemcpyGbps\}\{[\d.]+\}$/m, '--latex: the memcpy bandwidth');
+    like($out, qr/^\\newcommand\{\\TestCores\}\{\Q$cores\E\}$/m, "--latex: \\TestCores is nproc, $cores");
+    like($out, qr/^\\newcommand\{\\TestRanksHere\}\{2\}$/m, '--latex: two ranks on this host');
+    like($out, qr/^\\newcommand\{\\TestRepeats\}\{3\}$/m, '--latex: the repeats');
     my @bad = grep { !/^\\newcommand\{\\Test[A-Za-z]+\}\{.*\}$/ } split /\n/, $out;
     is_deeply(\@bad, [], '--latex: only \newcommand lines, every name prefixed');
 
@@ -232,6 +263,11 @@ my @bad = (
     ['--warmup', '--warmup', '0.5'],
     ['--seconds', '--seconds', '0'],
     ['--seconds', '--seconds', '-1'],
+    ['--repeats', '--repeats', '0'],
+    ['--repeats', '--repeats', '1001'],
+    ['--repeats', '--repeats', '2.5'],
+    ['--memcpy', '--memcpy', '0'],
+    ['--memcpy', '--memcpy', 'fast'],
     ['--bogus', '--bogus'],
     ['--bogus', '--bogus', 7],
 );
@@ -268,9 +304,76 @@ for my $n (1, 2, 4) {
     my ($status, $out, $err) = mpirun($n, '--help');
     is($status, 0, "--help on $n rank(s): exit 0");
     is(scalar(() = $out =~ /^usage: allreduce/mg), 1, "--help on $n rank(s): printed once");
-    for my $flag (qw(--min-bytes --max-bytes --op --warmup --seconds --transcript
+    for my $flag (qw(--min-bytes --max-bytes --op --warmup --seconds --repeats --memcpy --transcript
                      --data --json --csv --latex --output --help)) {
         like($out, qr/^\s+\Q$flag\E\b/m, "--help on $n rank(s): lists $flag") if $n == 1;
+    }
+}
+
+# ---------------------------------------------- --memcpy and placement --
+{
+    # A ceiling handed in (as build/machine.json holds it) is the one reported.
+    my ($status, $out, $err) = mpirun(2, @quick, qw(--max-bytes 64 --memcpy 12.5 --json));
+    is($status, 0, '--memcpy 12.5: exit 0') or diag $err;
+    my $rows = rows_of($out) // [];
+    my ($copy) = grep { $_->{op} eq 'memcpy' } @$rows;
+    is($copy && $copy->{algbw}, 12.5, '--memcpy 12.5: the memcpy row reports 12.5 GB/s');
+    # More ranks than cores: the table says so in its header.
+    my $n = $cores + 1;
+    my $dir = tempdir(CLEANUP => 1);
+    ($status, $out, $err) = mpirun($n, @quick, qw(--max-bytes 64 --transcript),
+                                   "$dir/t.txt", '--json');
+    is($status, 0, "$n ranks on $cores cores: still correct, exit 0") or diag $err;
+    my $t = slurp("$dir/t.txt") // '';
+    like($t, qr/^# \Q$n\E ranks, float32 sum, on a host of \Q$cores\E cores? \(\Q$n\E ranks there\)/,
+         "$n ranks on $cores cores: the header counts both");
+    like($t, qr/^# OVERSUBSCRIBED: more ranks than cores; these times measure the scheduler, not the collective$/m,
+         "$n ranks on $cores cores: the header warns that the times mean nothing");
+}
+
+# ------------------------------------------------------ the book's own runs --
+# What code/runs/07-data-parallel.sh left in the build: the transcripts name
+# the core count; four ranks are timed only where there are four cores, and
+# otherwise no four-rank table or time reaches the book.
+{
+    my $t2 = slurp("$root/build/transcripts/07-allreduce-2.txt");
+    ok(defined $t2, 'the book\'s two-rank transcript exists (run make)');
+    like($t2 // '', qr/\A# 2 ranks, float32 sum, on a host of \Q$cores\E cores? \(2 ranks there\), each pinned to one core\n/,
+         "the book's two-rank transcript prints the $cores cores and the pinning");
+    unlike($t2 // '', qr/OVERSUBSCRIBED/, 'the book\'s two-rank timings are not oversubscribed');
+    my $short = slurp("$root/build/transcripts/07-allreduce-2-short.txt") // '';
+    like($short, qr/\A# 2 ranks, float32 sum, on a host of \Q$cores\E cores?/,
+         'the table the book prints keeps the header with the core count');
+    my %m = %{ read_macros("$root/build/numbers/07-*.tex") };
+    is($m{RingCoresHere}, $cores, 'the chapter is told the core count');
+    is($m{RingPinned}, 1, 'the chapter\'s two ranks were pinned');
+    my $four = -e "$root/build/transcripts/07-allreduce-4.txt";
+    if ($cores >= 4) {
+        is($m{RingFourTimed}, 1, "$cores cores: four ranks are timed");
+        ok($four, "$cores cores: ... and their transcript is written");
+        is($m{RingFourPinned}, 1, "$cores cores: ... pinned");
+    } else {
+        is($m{RingFourTimed}, 0, "$cores cores: four ranks are not timed");
+        ok(!$four && !-e "$root/build/transcripts/07-allreduce-4-short.txt",
+           "$cores cores: no four-rank transcript for the book to show");
+        is($m{RingFourWrong}, 0, "$cores cores: four ranks still checked for correctness");
+        my $chapter = slurp("$root/chapters/07-data-parallel.nw") // '';
+        my ($untimed) = $chapter =~ /\\ifnum\\RingFourTimed=1(.*?)\\fi\n/s;
+        my ($else) = ($untimed // '') =~ /\\else(.*)$/s;
+        ok(defined $else, 'the chapter has a text for a machine that cannot time four ranks');
+        unlike($else // '', qr/\\RingFour(?!Wrong|Predicted)\w+/,
+               '... which quotes no four-rank measurement but the count of wrong elements');
+    }
+    # The explanation of MPICH's large sizes rests on what the run measured.
+    if (($m{RingMpiCollapses} // 0) == 1) {
+        my ($faults) = printed_number($m{RingMpiFaultsLargest});
+        my ($pages) = printed_number($m{RingPagesLargest});
+        cmp_ok($faults // 0, '>=', ($pages // 1e99) / 4,
+               'MPICH falls behind: it faults in at least a quarter of the buffer\'s pages a call');
+        my ($ring) = printed_number($m{RingRingFaultsLargest});
+        cmp_ok($ring // 1e99, '<=', 1, '... and the ring almost none');
+        my ($gain) = printed_number($m{RingHeapGain});
+        cmp_ok($gain // 0, '>=', 3, '... and keeping the heap makes it at least 3 times faster');
     }
 }
 

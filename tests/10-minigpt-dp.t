@@ -68,6 +68,88 @@ my ($s3, $three, $err3) = run('mpiexec', '-n', 2, $minigpt, @tiny, qw(--steps 50
 is($s3, 0, 'two ranks resume from it') or diag $err3;
 is(decode_json($three)->{step}, 50, '... and continue to step 50');
 
+# The three timings the chapter compares: overlapped, blocking and the
+# compute alone. Each reports the median of its steps after the warm-up;
+# only the first two combine the gradients; none claims a fraction hidden,
+# which one run cannot measure.
+my %timing;
+for my $case (['overlapped'], ['blocking', '--no-overlap'],
+              ['compute', '--no-allreduce']) {
+    my ($name, @flags) = @$case;
+    my ($status, $out, $err) = run('mpiexec', '-n', 2, $minigpt, @tiny,
+        qw(--steps 30 --eval-every 1000 --quiet --json --dp 2), @flags);
+    is($status, 0, "$name: two ranks train") or diag $err;
+    my $j = eval { decode_json($out) } // {};
+    $timing{$name} = $j;
+    cmp_ok($j->{step_seconds_median} // 0, '>', 0, "$name: a median step time");
+    is($j->{step_intervals}, 30 - 1 - 10, "$name: the median of the 19 steps after 10 of warm-up");
+    ok(!exists $j->{hidden_fraction} && !exists $j->{allreduce_seconds},
+       "$name: no fraction hidden from one run, no cold blocking time");
+}
+is($timing{overlapped}{allreduce}, 'mpi, overlapped', 'overlapped: says so');
+is($timing{blocking}{allreduce}, 'mpi', 'blocking: says so');
+is($timing{compute}{allreduce}, 'skipped', '--no-allreduce: says the all-reduce was skipped');
+is($timing{overlapped}{weights_identical}, 1, 'overlapped: identical weights');
+is($timing{blocking}{weights_identical}, 1, 'blocking: identical weights');
+is($timing{compute}{weights_identical}, 0,
+   '--no-allreduce: the ranks drift apart, and the report does not hide it');
+{
+    my ($status, $out) = run('mpiexec', '-n', 2, $minigpt, @tiny,
+        qw(--steps 30 --eval-every 1000 --dp 2 --no-allreduce));
+    is($status, 0, '--no-allreduce: the report');
+    like($out, qr/^  weights      = not combined \(--no-allreduce\) at the end$/m,
+         '--no-allreduce: the report says the weights were not combined');
+    like($out, qr/^  step         = [\d.]+ ms, the median of 19 steps after the warm-up$/m,
+         '--no-allreduce: the report prints the median step');
+    unlike($out, qr/% hidden/, '--no-allreduce: no fraction hidden printed');
+}
+
+# The chapter's hidden fraction, from the runs the build kept: the medians
+# of each configuration's runs, and (blocking - overlapped) / (blocking -
+# compute), or no fraction at all when the communication is within the
+# spread of the runs.
+{
+    my $data = root() . '/build/data';
+    my %m = %{ read_macros(root() . '/build/numbers/07-dp.tex') };
+    my $runs = $m{DpRepeats} // 0;
+    cmp_ok($runs, '>=', 3, "the chapter times each configuration at least three times ($runs)");
+    my %median;
+    my %range;
+    for my $config (qw(1 2 blocking compute)) {
+        my @v;
+        for my $k (1 .. $runs) {
+            my $j = eval { decode_json(slurp("$data/07-dp-$config-$k.json") // '') };
+            push @v, $j->{step_seconds_median} if $j;
+        }
+        is(scalar @v, $runs, "run $config: all $runs reports are there");
+        @v = sort { $a <=> $b } @v;
+        $median{$config} = @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;
+        $range{$config} = $v[-1] - $v[0];
+    }
+    macro_agrees(\%m, 'DpOneMs', 1e3 * $median{1}, 'one rank: the median step');
+    macro_agrees(\%m, 'DpTwoMs', 1e3 * $median{2}, 'overlapped: the median step');
+    macro_agrees(\%m, 'DpBlockingMs', 1e3 * $median{blocking}, 'blocking: the median step');
+    macro_agrees(\%m, 'DpComputeMs', 1e3 * $median{compute}, 'compute alone: the median step');
+    my $comm = $median{blocking} - $median{compute};
+    my $saved = $median{blocking} - $median{2};
+    my $noise = (sort { $b <=> $a } @range{qw(2 blocking compute)})[0];
+    macro_agrees(\%m, 'DpCommMs', 1e3 * $comm, 'the communication: blocking - compute');
+    macro_agrees(\%m, 'DpNoiseMs', 1e3 * $noise, 'the spread: the widest range of the runs');
+    macro_agrees(\%m, 'DpEfficiency', 100 * $median{1} / $median{2}, 'weak scaling: one step over the other');
+    if ($comm > $noise) {
+        macro_agrees(\%m, 'DpHidden', 100 * $saved / $comm,
+                     'hidden = (blocking - overlapped) / (blocking - compute)');
+        my $h = $saved / $comm;
+        my $word = $h >= 0.5 ? 'most' : $h >= 0.1 ? 'part' : 'little or none';
+        like($m{DpOverlapVerdict} // '', qr/it hid \Q$word\E of the communication/,
+             "the verdict follows the fraction: $word");
+    } else {
+        is($m{DpHidden}, '--', 'within the spread: no fraction is printed');
+        like($m{DpOverlapVerdict} // '', qr/cannot say how much/,
+             'within the spread: the text says it cannot tell');
+    }
+}
+
 # Bad layouts: one line, printed once, exit 2 on every rank, no hang.
 for my $case ([2, 'without --dp', qr/--dp 1 disagrees with the 2 ranks/, ()],
               [2, '--dp 3 on 2 ranks', qr/--dp 3 disagrees/, qw(--dp 3)],
@@ -79,7 +161,11 @@ for my $case ([2, 'without --dp', qr/--dp 1 disagrees with the 2 ranks/, ()],
                qw(--dp 2 --allreduce tree)],
               [2, 'a bad flag', qr/--layers/, qw(--dp 2 --layers 0)],
               [2, 'a --log that cannot be written', qr/--log: cannot write/,
-               qw(--dp 2 --log /nonexistent/dir/log.csv)]) {
+               qw(--dp 2 --log /nonexistent/dir/log.csv)],
+              [2, '--no-allreduce with --verify', qr/--no-allreduce/,
+               qw(--dp 2 --no-allreduce --verify)],
+              [2, '--no-allreduce with --zero 1', qr/--no-allreduce/,
+               qw(--dp 2 --no-allreduce --zero 1)]) {
     my ($n, $name, $pattern, @flags) = @$case;
     my ($status, $out, $err) = run('timeout', '60', 'mpiexec', '-n', $n,
                                    $minigpt, @tiny, @flags, '--steps', 2);

@@ -1,8 +1,13 @@
 /* Tangled from chapters/07-data-parallel.nw; edit the chapter, not this file. */
+#define _GNU_SOURCE            /* sched_getaffinity, CPU_COUNT, MAP_ANONYMOUS */
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "../common/cli.h"
 #include "ring.h"
@@ -98,16 +103,34 @@ typedef struct {
     Operation op;
     Implementation impl;
     size_t bytes;
-    double seconds;            /* per call, slowest rank  */
-    double algbw, busbw;       /* GB/s                    */
-    long wrong;                /* over all ranks          */
+    double seconds;            /* per call: the median batch's            */
+    double algbw, busbw;       /* GB/s, from the median                   */
+    long wrong;                /* over all ranks                          */
+    double fastest, slowest;   /* per call: the fastest and slowest batch */
+    int repeats;               /* batches timed                           */
+    double faults;             /* page faults per call, the most of a rank */
 } Row;
 
-static Row measure(Operation op, Implementation impl, Buffers *b,
-                   size_t bytes, int warmup, double target)
+/* Minor page faults of this process so far: pages the kernel had to map. */
+static double page_faults(void)
 {
+    struct rusage use;
+    getrusage(RUSAGE_SELF, &use);
+    return (double)use.ru_minflt;
+}
+
+static int by_seconds(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static Row measure(Operation op, Implementation impl, Buffers *b,
+                   size_t bytes, int warmup, int repeats, double target)
+{
+    enum { MOST_REPEATS = 1000 };
     size_t count = bytes / sizeof(float);
-    Row row = { op, impl, bytes, 0, 0, 0, 0 };
+    Row row = { op, impl, bytes, 0, 0, 0, 0, 0, 0, repeats, 0 };
     fill(op, b, count);
     run_collective(op, impl, b, count);
     long wrong = count_wrong(op, impl, b, count);
@@ -121,12 +144,22 @@ static Row measure(Operation op, Implementation impl, Buffers *b,
     MPI_Allreduce(&trial, &slowest, 1, MPI_DOUBLE, MPI_MAX, b->comm);
     int calls = (int)fmin(fmax(target / fmax(slowest, 1e-9), 1), 10000);
     MPI_Bcast(&calls, 1, MPI_INT, 0, b->comm);
-    MPI_Barrier(b->comm);
-    t0 = MPI_Wtime();
-    for (int i = 0; i < calls; i++)
-        run_collective(op, impl, b, count);
-    double mine = (MPI_Wtime() - t0) / calls;
-    MPI_Allreduce(&mine, &row.seconds, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+    double batch[MOST_REPEATS], faults = page_faults();
+    for (int k = 0; k < repeats; k++) {
+        MPI_Barrier(b->comm);
+        t0 = MPI_Wtime();
+        for (int i = 0; i < calls; i++)
+            run_collective(op, impl, b, count);
+        double mine = (MPI_Wtime() - t0) / calls;
+        MPI_Allreduce(&mine, &batch[k], 1, MPI_DOUBLE, MPI_MAX, b->comm);
+    }
+    faults = (page_faults() - faults) / ((double)calls * repeats);
+    MPI_Allreduce(&faults, &row.faults, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+    qsort(batch, (size_t)repeats, sizeof(double), by_seconds);
+    row.seconds = repeats % 2 ? batch[repeats / 2]
+                : 0.5 * (batch[repeats / 2 - 1] + batch[repeats / 2]);
+    row.fastest = batch[0];
+    row.slowest = batch[repeats - 1];
     row.algbw = (double)bytes / row.seconds / 1e9;
     row.busbw = row.algbw * bus_factor(op, b->n);
     return row;
@@ -151,11 +184,72 @@ static double memcpy_bandwidth(size_t bytes)
     free(to);
     return (double)bytes / best / 1e9;
 }
-static void print_table(FILE *f, const Row *rows, int count, int n,
-                        double copy_bw)
+
+/* The best of three first touches of fresh pages: map, write once, unmap.
+   Every page is one fault, in which the kernel finds and zeroes a page. */
+static double first_touch_bandwidth(size_t bytes)
 {
-    fprintf(f, "# %d %s, float32 sum; memory copy %.2f GB/s on one core "
-            "(memcpy)\n", n, n == 1 ? "rank" : "ranks", copy_bw);
+    double best = 1e30;
+    for (int k = 0; k < 3; k++) {
+        double t0 = MPI_Wtime();
+        char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            abort();
+        memset(p, 1, bytes);
+        best = fmin(best, MPI_Wtime() - t0);
+        munmap(p, bytes);
+    }
+    return (double)bytes / best / 1e9;
+}
+typedef struct {
+    int cores;                 /* online on this host                     */
+    int ranks_here;            /* ranks on this host                      */
+    int pinned;                /* every rank is bound to a single core    */
+} Placement;
+
+static Placement placement(MPI_Comm comm)
+{
+    Placement p = { (int)sysconf(_SC_NPROCESSORS_ONLN), 1, 0 };
+    MPI_Comm host;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    MPI_Comm_size(host, &p.ranks_here);
+    MPI_Comm_free(&host);
+    cpu_set_t set;
+    int mine = sched_getaffinity(0, sizeof set, &set) == 0
+               && CPU_COUNT(&set) == 1;
+    MPI_Allreduce(&mine, &p.pinned, 1, MPI_INT, MPI_MIN, comm);
+    int most_here;
+    MPI_Allreduce(&p.ranks_here, &most_here, 1, MPI_INT, MPI_MAX, comm);
+    p.ranks_here = most_here;
+    return p;
+}
+/* The range of the batches over their median, in per cent (at most 999). */
+static double spread(const Row *r)
+{
+    return fmin(999, 100 * (r->slowest - r->fastest) / r->seconds);
+}
+
+typedef struct {
+    int n, warmup, repeats;
+    Placement where;
+    double copy_bw, touch_bw;  /* GB/s */
+} Setting;
+
+static void print_table(FILE *f, const Row *rows, int count, const Setting *s)
+{
+    fprintf(f, "# %d %s, float32 sum, on a host of %d %s (%d %s there), "
+            "%s\n", s->n, s->n == 1 ? "rank" : "ranks", s->where.cores,
+            s->where.cores == 1 ? "core" : "cores", s->where.ranks_here,
+            s->where.ranks_here == 1 ? "rank" : "ranks",
+            s->where.pinned ? "each pinned to one core" : "not pinned");
+    if (s->where.ranks_here > s->where.cores)
+        fprintf(f, "# OVERSUBSCRIBED: more ranks than cores; these times "
+                "measure the scheduler, not the collective\n");
+    fprintf(f, "# time: median of %d timed batches after %d warm-up calls; "
+            "spread: (slowest - fastest) / median\n", s->repeats, s->warmup);
+    fprintf(f, "# memory copy %.2f GB/s on one core (memcpy); fresh pages "
+            "first touched at %.2f GB/s\n", s->copy_bw, s->touch_bw);
     for (int op = 0; op < OPERATIONS; op++) {
         int header = 0;
         for (int i = 0; i < count; i++) {
@@ -167,43 +261,51 @@ static void print_table(FILE *f, const Row *rows, int count, int n,
                     && rows[j].bytes == ring->bytes)
                     mpi = &rows[j];
             if (!header++)
-                fprintf(f, "#\n# %-19s %26s %30s\n#%9s %8s %9s %6s %6s %5s"
-                        " %9s %6s %6s %5s\n", op_names[op], "ring", "mpi",
-                        "size(B)", "count", "time(us)", "algbw", "busbw",
-                        "wrong", "time(us)", "algbw", "busbw", "wrong");
-            fprintf(f, " %9zu %8zu %9.2f %6.2f %6.2f %5ld", ring->bytes,
+                fprintf(f, "#\n# %-19s %30s %34s\n#%9s %8s %9s %3s %6s %6s"
+                        " %5s %9s %3s %6s %6s %5s\n", op_names[op], "ring",
+                        "mpi", "size(B)", "count", "time(us)", "+-%", "algbw",
+                        "busbw", "wrong", "time(us)", "+-%", "algbw", "busbw",
+                        "wrong");
+            fprintf(f, " %9zu %8zu %9.2f %3.0f %6.2f %6.2f %5ld", ring->bytes,
                     ring->bytes / sizeof(float), 1e6 * ring->seconds,
-                    ring->algbw, ring->busbw, ring->wrong);
+                    spread(ring), ring->algbw, ring->busbw, ring->wrong);
             if (mpi != NULL)
-                fprintf(f, " %9.2f %6.2f %6.2f %5ld", 1e6 * mpi->seconds,
-                        mpi->algbw, mpi->busbw, mpi->wrong);
+                fprintf(f, " %9.2f %3.0f %6.2f %6.2f %5ld", 1e6 * mpi->seconds,
+                        spread(mpi), mpi->algbw, mpi->busbw, mpi->wrong);
             fputc('\n', f);
         }
     }
 }
-static void print_rows(FILE *f, const Row *rows, int count, double copy_bw,
+static void print_rows(FILE *f, const Row *rows, int count, const Setting *s,
                        size_t copy_bytes, int json)
 {
     if (json)
         fprintf(f, "[\n");
     else
-        fprintf(f, "op,impl,size,count,time_s,algbw,busbw,wrong\n");
-    for (int i = 0; i <= count; i++) {
-        Row copy = { OPERATIONS, IMPLEMENTATIONS, copy_bytes,
-                     copy_bytes / copy_bw / 1e9, copy_bw, copy_bw, 0 };
-        const Row *r = i < count ? &rows[i] : &copy;
-        const char *op = i < count ? op_names[r->op] : "memcpy";
-        const char *impl = i < count ? impl_names[r->impl] : "memcpy";
+        fprintf(f, "op,impl,size,count,time_s,algbw,busbw,wrong,"
+                "time_min_s,time_max_s,repeats,faults\n");
+    for (int i = 0; i <= count + 1; i++) {
+        double bw = i == count ? s->touch_bw : s->copy_bw;
+        double t = copy_bytes / bw / 1e9;
+        Row machine = { OPERATIONS, IMPLEMENTATIONS, copy_bytes, t, bw, bw, 0,
+                        t, t, 1, 0 };
+        const Row *r = i < count ? &rows[i] : &machine;
+        const char *op = i < count ? op_names[r->op]
+                       : i == count ? "first_touch" : "memcpy";
+        const char *impl = i < count ? impl_names[r->impl] : op;
         if (json)
             fprintf(f, "  {\"op\": \"%s\", \"impl\": \"%s\", \"size\": %zu, "
                     "\"count\": %zu, \"time_s\": %.9g, \"algbw\": %.6g, "
-                    "\"busbw\": %.6g, \"wrong\": %ld}%s\n", op, impl, r->bytes,
-                    r->bytes / sizeof(float), r->seconds, r->algbw, r->busbw,
-                    r->wrong, i < count ? "," : "");
+                    "\"busbw\": %.6g, \"wrong\": %ld, \"time_min_s\": %.9g, "
+                    "\"time_max_s\": %.9g, \"repeats\": %d, \"faults\": %.6g}"
+                    "%s\n", op, impl, r->bytes, r->bytes / sizeof(float),
+                    r->seconds, r->algbw, r->busbw, r->wrong, r->fastest,
+                    r->slowest, r->repeats, r->faults, i <= count ? "," : "");
         else
-            fprintf(f, "%s,%s,%zu,%zu,%.9g,%.6g,%.6g,%ld\n", op, impl,
-                    r->bytes, r->bytes / sizeof(float), r->seconds, r->algbw,
-                    r->busbw, r->wrong);
+            fprintf(f, "%s,%s,%zu,%zu,%.9g,%.6g,%.6g,%ld,%.9g,%.9g,%d,%.6g\n",
+                    op, impl, r->bytes, r->bytes / sizeof(float), r->seconds,
+                    r->algbw, r->busbw, r->wrong, r->fastest, r->slowest,
+                    r->repeats, r->faults);
     }
     if (json)
         fprintf(f, "]\n");
@@ -218,9 +320,11 @@ static const Row *find_row(const Row *rows, int count, Operation op,
     return found;
 }
 
-static void report_summary(Report *r, const Row *rows, int count, int n,
-                           double copy_bw)
+static void report_summary(Report *r, const Row *rows, int count,
+                           const Setting *s)
 {
+    int n = s->n;
+    double copy_bw = s->copy_bw;
     size_t mib16 = (size_t)16 << 20, largest = rows[count - 1].bytes;
     const Row *ring16 = find_row(rows, count, ALLREDUCE, RING, mib16);
     const Row *mpi16 = find_row(rows, count, ALLREDUCE, LIBRARY, mib16);
@@ -229,7 +333,23 @@ static void report_summary(Report *r, const Row *rows, int count, int n,
     const Row *ring_small = find_row(rows, count, ALLREDUCE, RING, 8);
     const Row *mpi_small = find_row(rows, count, ALLREDUCE, LIBRARY, 8);
     report_add(r, "ranks", FIELD_COUNT, n);
+    report_add(r, "cores", FIELD_COUNT, s->where.cores);
+    report_add(r, "ranks_here", FIELD_COUNT, s->where.ranks_here);
+    report_add(r, "pinned", FIELD_COUNT, s->where.pinned);
+    report_add(r, "repeats", FIELD_COUNT, s->repeats);
     report_add(r, "memcpy_gbps", FIELD_REAL, copy_bw);
+    report_add(r, "first_touch_gbps", FIELD_REAL, s->touch_bw);
+    const Row *best = NULL;
+    for (int i = 0; i < count; i++)
+        if (rows[i].op == ALLREDUCE && rows[i].impl == RING
+            && (best == NULL || rows[i].busbw > best->busbw))
+            best = &rows[i];
+    if (best != NULL) {
+        report_add(r, "ring_best_busbw", FIELD_REAL, best->busbw);
+        report_add(r, "ring_best_bytes", FIELD_COUNT, (double)best->bytes);
+        report_add(r, "ring_best_of_memcpy", FIELD_FRACTION,
+                   best->busbw / copy_bw);
+    }
     if (ring16 && mpi16 && ring_big && mpi_big) {
         report_add(r, "ring_busbw_sixteen", FIELD_REAL, ring16->busbw);
         report_add(r, "mpi_busbw_sixteen", FIELD_REAL, mpi16->busbw);
@@ -239,6 +359,14 @@ static void report_summary(Report *r, const Row *rows, int count, int n,
                    (double)ring_big->bytes / (1 << 20));
         report_add(r, "ring_busbw_largest", FIELD_REAL, ring_big->busbw);
         report_add(r, "mpi_busbw_largest", FIELD_REAL, mpi_big->busbw);
+        report_add(r, "ring_faults_largest", FIELD_REAL, ring_big->faults);
+        report_add(r, "mpi_faults_largest", FIELD_REAL, mpi_big->faults);
+        report_add(r, "pages_largest", FIELD_COUNT,
+                   (double)ring_big->bytes / (double)sysconf(_SC_PAGESIZE));
+        report_add(r, "ring_spread_largest", FIELD_FRACTION,
+                   spread(ring_big) / 100);
+        report_add(r, "mpi_spread_largest", FIELD_FRACTION,
+                   spread(mpi_big) / 100);
         report_add(r, "ring_of_memcpy", FIELD_FRACTION, ring_big->busbw / copy_bw);
         report_add(r, "mpi_of_memcpy", FIELD_FRACTION, mpi_big->busbw / copy_bw);
     }
@@ -267,8 +395,12 @@ int main(int argc, char **argv)
         { "--op", OPT_NAME, 0, "allreduce, reduce_scatter, all_gather or all",
           0, "all", 0 },
         { "--warmup", OPT_COUNT, 1000, "untimed calls before timing", 2, NULL, 0 },
-        { "--seconds", OPT_NUMBER, 60, "time to spend timing each size", 0.02,
-          NULL, 0 },
+        { "--seconds", OPT_NUMBER, 60, "time to spend on each timed batch",
+          0.02, NULL, 0 },
+        { "--repeats", OPT_COUNT, 1000, "timed batches per size; the table "
+          "reports their median and spread", 5, NULL, 0 },
+        { "--memcpy", OPT_NUMBER, 1e6, "the memory-copy ceiling in GB/s, as "
+          "build/machine.json holds it (default: measured here)", 0, NULL, 0 },
         { "--transcript", OPT_OUTPUT, 0, "also write the table here", 0, NULL, 0 },
         { "--data", OPT_OUTPUT, 0, "also write the rows as CSV here", 0, NULL, 0 },
         OUTPUT_OPTIONS,
@@ -346,12 +478,18 @@ static int sweep(int rank, int n, Option *options)
         complain(command, "cannot allocate %zu bytes for the buffers", max);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    double copy_bw = 0;          /* measured first, before any message is sent */
     size_t copy_bytes = (size_t)64 << 20;
-    if (rank == 0)
-        copy_bw = memcpy_bandwidth(copy_bytes);
+    Setting setting = { n, (int)option_number(options, "--warmup"),
+                        (int)option_number(options, "--repeats"),
+                        placement(MPI_COMM_WORLD), 0, 0 };
+    if (rank == 0) {             /* measured first, before any message is sent */
+        setting.copy_bw = option_given(options, "--memcpy")
+                        ? option_number(options, "--memcpy")
+                        : memcpy_bandwidth(copy_bytes);
+        setting.touch_bw = first_touch_bandwidth(copy_bytes);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
-    int count = 0, warmup = (int)option_number(options, "--warmup");
+    int count = 0, warmup = setting.warmup, repeats = setting.repeats;
     double target = option_number(options, "--seconds");
     for (int op = first_op; op <= last_op; op++)
         for (size_t bytes = 4; bytes <= max; bytes *= 2) {
@@ -359,7 +497,7 @@ static int sweep(int rank, int n, Option *options)
                 continue;
             for (int impl = 0; impl < IMPLEMENTATIONS; impl++)
                 rows[count++] = measure((Operation)op, (Implementation)impl, &b,
-                                        bytes, warmup, target);
+                                        bytes, warmup, repeats, target);
             if (rank == 0 && !option_given(options, "--json"))
                 fprintf(stderr, "allreduce: %s %zu bytes done\n", op_names[op],
                         bytes);
@@ -372,14 +510,14 @@ static int sweep(int rank, int n, Option *options)
         if (data != NULL) {
             status = output_open_path(&out, command, "--data", data);
             if (status == 0) {
-                print_rows(out.file, rows, count, copy_bw, copy_bytes, 0);
+                print_rows(out.file, rows, count, &setting, copy_bytes, 0);
                 status = output_commit(&out, command);
             }
         }
         if (transcript != NULL) {
             status = output_open_path(&out, command, "--transcript", transcript);
             if (status == 0) {
-                print_table(out.file, rows, count, n, copy_bw);
+                print_table(out.file, rows, count, &setting);
                 status = output_commit(&out, command);
             }
         }
@@ -387,14 +525,14 @@ static int sweep(int rank, int n, Option *options)
             status = output_open(&out, command, options);
         if (status == 0) {
             if (option_given(options, "--json") || option_given(options, "--csv"))
-                print_rows(out.file, rows, count, copy_bw, copy_bytes,
+                print_rows(out.file, rows, count, &setting, copy_bytes,
                            option_given(options, "--json"));
             else if (option_given(options, "--latex")) {
                 Report r = { .count = 0 };
-                report_summary(&r, rows, count, n, copy_bw);
+                report_summary(&r, rows, count, &setting);
                 print_report(out.file, &r, options);
             } else
-                print_table(out.file, rows, count, n, copy_bw);
+                print_table(out.file, rows, count, &setting);
             status = output_commit(&out, command);
         }
     }

@@ -32,17 +32,6 @@ int data_parallel_init(DataParallel *dp, Model *m)
         return -1;
     if (dp->stage > 0)
         return sharded_init(dp);                   /* Chapter 8 */
-    if (dp->ranks == 1)
-        return 0;
-    enum { TRIALS = 5 };
-    MPI_Barrier(MPI_COMM_WORLD);
-    double started = MPI_Wtime();
-    for (int i = 0; i < TRIALS; i++)
-        MPI_Allreduce(MPI_IN_PLACE, m->grads_memory, (int)m->params_count,
-                      real_type(), MPI_SUM, MPI_COMM_WORLD);
-    double mine = (MPI_Wtime() - started) / TRIALS;
-    MPI_Allreduce(&mine, &dp->blocking, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    model_zero_grads(m);
     return 0;
 }
 
@@ -52,6 +41,7 @@ void data_parallel_free(DataParallel *dp)
     free(dp->requests);
     free(dp->statuses);
     free(dp->scratch);
+    free(dp->intervals);
 }
 static void gradients_ready(void *context, int unit)
 {
@@ -72,11 +62,25 @@ static void gradients_ready(void *context, int unit)
 
 void data_parallel_begin(DataParallel *dp, Model *m)
 {
+    double now = MPI_Wtime();
+    if (dp->last_begin > 0) {
+        if (dp->intervals_count == dp->intervals_capacity) {
+            int more = dp->intervals_capacity > 0 ? 2 * dp->intervals_capacity : 256;
+            double *grown = realloc(dp->intervals, sizeof(double) * (size_t)more);
+            if (grown == NULL)
+                abort();
+            dp->intervals = grown;
+            dp->intervals_capacity = more;
+        }
+        dp->intervals[dp->intervals_count++] = now - dp->last_begin;
+    }
+    dp->last_begin = now;
     dp->pending = 0;
     dp->sent_mark = mpi_bytes_sent();
     if (dp->grad_shard != NULL)
         memset(dp->grad_shard, 0, sizeof(real) * dp->shard_count);
-    if (dp->ranks > 1 && dp->overlap && !dp->ring && dp->stage == 0) {
+    if (dp->ranks > 1 && dp->overlap && !dp->ring && dp->stage == 0
+        && dp->communicate) {
         m->gradients_ready = gradients_ready;
         m->hook_context = dp;
     }
@@ -91,6 +95,8 @@ void data_parallel_combine(DataParallel *dp, double *loss)
     double started = MPI_Wtime();
     if (dp->stage > 0)
         sharded_combine(dp);                       /* Chapter 8 */
+    else if (!dp->communicate)
+        ;                                  /* the baseline: compute alone */
     else if (dp->overlap && !dp->ring)
         MPI_Waitall(dp->pending, dp->requests, dp->statuses);
     else if (dp->ring)
@@ -119,4 +125,27 @@ int data_parallel_identical(DataParallel *dp)
     MPI_Allreduce(&hash, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
                   MPI_COMM_WORLD);
     return low == high;
+}
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void data_parallel_step_time(DataParallel *dp)
+{
+    enum { WARMUP_STEPS = 10 };
+    int skip = dp->intervals_count > 2 * WARMUP_STEPS ? WARMUP_STEPS
+             : dp->intervals_count / 2;
+    int kept = dp->intervals_count - skip;
+    double mine = 0;
+    if (kept > 0) {
+        qsort(dp->intervals + skip, (size_t)kept, sizeof(double), by_value);
+        double *rest = dp->intervals + skip;
+        mine = kept % 2 ? rest[kept / 2]
+             : 0.5 * (rest[kept / 2 - 1] + rest[kept / 2]);
+    }
+    dp->intervals_count = kept;
+    MPI_Allreduce(&mine, &dp->step_median, 1, MPI_DOUBLE, MPI_MAX,
+                  MPI_COMM_WORLD);
 }

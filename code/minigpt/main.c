@@ -909,13 +909,11 @@ static void report_run(Report *r, const Model *m, const Settings *set,
     double per_step = dp->steps > 0 ? dp->exposed / dp->steps : 0;
     report_add(r, "ranks", FIELD_COUNT, dp->ranks);
     report_text(r, "allreduce", dp->stage > 0 ? "ring, sharded"
-                : dp->ranks == 1 ? "none" : dp->ring ? "ring"
-                : dp->overlap ? "mpi, overlapped" : "mpi");
-    report_add(r, "allreduce_seconds", FIELD_REAL, dp->blocking);
+                : dp->ranks == 1 ? "none" : !dp->communicate ? "skipped"
+                : dp->ring ? "ring" : dp->overlap ? "mpi, overlapped" : "mpi");
     report_add(r, "exposed_seconds", FIELD_REAL, per_step);
-    int overlapping = dp->ranks > 1 && dp->overlap && !dp->ring;
-    report_add(r, "hidden_fraction", FIELD_FRACTION, overlapping && dp->blocking > 0
-               ? fmax(0, 1 - per_step / dp->blocking) : 0);
+    report_add(r, "step_seconds_median", FIELD_REAL, dp->step_median);
+    report_add(r, "step_intervals", FIELD_COUNT, dp->intervals_count);
     report_add(r, "weights_identical", FIELD_COUNT, dp->identical);
     double n = dp->ranks;            /* word and N as above */
     double most[HELD_KINDS] = { 0 }, k = set->micro;
@@ -1025,13 +1023,17 @@ static void print_run(FILE *out, const Report *r, const char *cpu,
         fprintf(out, "data parallel  = %s ranks × %s sequences; all-reduce: %s\n",
                 grouped(F("ranks")).s, grouped(F("batch") / F("ranks")).s,
                 text_field(r, "allreduce"));
-        if (F("zero_stage") == 0)
-            fprintf(out, "  all-reduce   = %s ms when blocking; %s ms waited per "
-                    "step (%s %% hidden)\n", sig(1e3 * F("allreduce_seconds"), 3).s,
-                    sig(1e3 * F("exposed_seconds"), 3).s,
-                    sig(100 * F("hidden_fraction"), 3).s);
+        if (F("zero_stage") == 0 && strcmp(text_field(r, "allreduce"), "skipped"))
+            fprintf(out, "  waited       = %s ms per step after the backward "
+                    "pass, for the all-reduce\n                 and for the "
+                    "slower rank\n", sig(1e3 * F("exposed_seconds"), 3).s);
+        fprintf(out, "  step         = %s ms, the median of %s steps after the "
+                "warm-up\n", sig(1e3 * F("step_seconds_median"), 3).s,
+                grouped(F("step_intervals")).s);
         fprintf(out, "  weights      = %s at the end\n",
-                F("weights_identical") > 0 ? "identical on every rank"
+                strcmp(text_field(r, "allreduce"), "skipped") == 0
+                ? "not combined (--no-allreduce)"
+                : F("weights_identical") > 0 ? "identical on every rank"
                 : F("weights_identical") < 0 ? "sharded: no rank holds them all"
                 : "DIFFERENT on some ranks");
     }
@@ -1176,6 +1178,7 @@ static int train(Model *m, const Language *lang, Settings *set,
     s.tally = m->tally;
     s.step = (int)state.step;
     set->parallel.identical = data_parallel_identical(&set->parallel);
+    data_parallel_step_time(&set->parallel);
     sharded_account(&set->parallel);
     if (log != NULL)
         fclose(log);
@@ -1324,10 +1327,18 @@ static int read_settings(const char *command, Option *o, int rank, int ranks,
         const char *how = option_text(o, "--allreduce");
         set->parallel = (DataParallel){ .rank = rank, .ranks = ranks,
                                         .ring = strcmp(how, "ring") == 0,
-                                        .overlap = !option_given(o, "--no-overlap") };
+                                        .overlap = !option_given(o, "--no-overlap"),
+                                        .communicate = !option_given(o, "--no-allreduce") };
         if (set->dp != ranks) {
             complain(command, "--dp %d disagrees with the %d %s started by mpiexec",
                      set->dp, ranks, plural(ranks, "rank", "ranks"));
+            return 2;
+        }
+        if (!set->parallel.communicate
+            && (option_given(o, "--verify") || option_given(o, "--gradcheck")
+                || strcmp(option_text(o, "--zero"), "0") != 0)) {
+            complain(command, "--no-allreduce is a timing baseline for --zero 0; "
+                     "it cannot be verified");
             return 2;
         }
         if (strcmp(how, "ring") != 0 && strcmp(how, "mpi") != 0) {
@@ -1430,6 +1441,9 @@ int main(int argc, char **argv)
         { "--allreduce", OPT_NAME, 0, "ring or mpi, for --dp", 0, "mpi", 0 },
         { "--no-overlap", OPT_SWITCH, 0, "one blocking all-reduce after the "
           "backward pass", 0, NULL, 0 },
+        { "--no-allreduce", OPT_SWITCH, 0, "skip the gradient's all-reduce: a "
+          "timing baseline of compute alone (the ranks' weights drift apart)", 0,
+          NULL, 0 },
         { "--zero", OPT_NAME, 0, "ZeRO stage 0, 1, 2 or 3: shard the optimizer "
           "state, also the gradients, also the weights", 0, "0", 0 },
         { "--sample", OPT_COUNT, 1e6, "print this many tokens of the language "

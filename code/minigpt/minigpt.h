@@ -286,14 +286,19 @@ typedef struct {
     int rank, ranks;          /* in MPI_COMM_WORLD                        */
     int ring;                 /* 1: this chapter's ring; 0: MPICH         */
     int overlap;              /* start each block's all-reduce when ready */
+    int communicate;          /* 0: skip the gradient's all-reduce        */
     Model *model;
     MPI_Request *requests;    /* the all-reduces in flight                */
     MPI_Status *statuses;     /* their outcomes, which we do not read     */
     int pending, capacity;
     real *scratch;            /* the ring's: one chunk of what it reduces */
-    double blocking;          /* s: one blocking all-reduce of everything */
     double exposed;           /* s: waited after the backward passes      */
     int steps;                /* steps whose gradients were combined      */
+    double last_begin;        /* MPI_Wtime when the last step began       */
+    double *intervals;        /* s: from each step's start to the next's  */
+    int intervals_count, intervals_capacity;
+    double step_median;       /* s: their median after the warm-up,       */
+                              /* the slowest rank's                       */
     int identical;            /* every rank ended with the same weights   */
     int stage;                /* ZeRO stage; 0 keeps everything whole      */
     uint64_t seed;            /* of the initial weights                     */
@@ -331,6 +336,8 @@ void data_parallel_combine(DataParallel *dp, double *loss);
 int data_parallel_identical(DataParallel *dp);
 /* MPI's name for the type of real. */
 MPI_Datatype real_type(void);
+/* After training, on every rank: the median step time, into step_median. */
+void data_parallel_step_time(DataParallel *dp);
 /* Bytes this process has sent through MPI_Sendrecv. */
 unsigned long long mpi_bytes_sent(void);
 int sharded_init(DataParallel *dp);
