@@ -158,7 +158,7 @@ my %flags = (
                    --seed --micro-batches --eval-every --save --save-every
                    --resume --log --profile --machine --transcript --gradcheck --verify
                    --quiet --dump --keep-checkpoints --allow-schedule-change
-                   --sample --dp --allreduce --no-overlap --zero --json --csv --latex
+                   --sample --dp --allreduce --no-overlap --no-allreduce --zero --json --csv --latex
                    --output --help)],
     'matmul-bench' => [qw(--batch --seq --hidden --vocab --seconds --repeats
                           --machine --transcript --json --csv --latex --output

@@ -980,22 +980,25 @@ static void print_run(FILE *out, const Report *r, const char *cpu,
     fprintf(out, "loss           = %s train, %s validation after %s %s\n",
             sig(F("train_loss"), 3).s, sig(F("val_loss"), 3).s,
             grouped(F("step")).s, plural(F("step"), "step", "steps"));
-    fprintf(out, "speed          = %s tokens/s, the median step (%s tokens) "
-            "of %s after %s warm-up\n", grouped(F("tokens_per_second")).s,
-            grouped(F("tokens_per_step")).s, grouped(F("timed_steps")).s,
-            grouped(F("warmup_steps")).s);
-    fprintf(out, "  spread       = %s to %s tokens/s, the middle half; %s s "
-            "in all\n", grouped(F("tokens_per_second_low")).s,
-            grouped(F("tokens_per_second_high")).s, sig(F("seconds"), 3).s);
+    fprintf(out, "speed          = %s tokens/s, the median of %s steps "
+            "after %s warm-up\n", grouped(F("tokens_per_second")).s,
+            grouped(F("timed_steps")).s, grouped(F("warmup_steps")).s);
+    fprintf(out, "  spread       = %s to %s tokens/s, the middle half\n",
+            grouped(F("tokens_per_second_low")).s,
+            grouped(F("tokens_per_second_high")).s);
+    fprintf(out, "  step         = %s tokens; %s s in all\n",
+            grouped(F("tokens_per_step")).s, sig(F("seconds"), 3).s);
     fprintf(out, "FLOPs per step = %s counted = %s matrices + %s attention\n",
             sci(F("flops_per_step"), 3).s, sci(F("flops_matmul_per_step"), 3).s,
             sci(F("flops_attention_per_step"), 3).s);
     fprintf(out, "  6N per step  = %s (counts embeddings, biases; no "
             "attention)\n", sci(F("flops_six_n_per_step"), 3).s);
-    fprintf(out, "rate           = %s FLOP/s achieved %s of %s (%s %s)\n",
+    fprintf(out, "rate           = %s FLOP/s achieved %s\n",
             sci(F("achieved_flops"), 3).s,
-            set->ranks > 1 ? "by each rank, on a core" : "on one core", cpu,
-            grouped(F("cores")).s, plural(F("cores"), "core", "cores"));
+            set->ranks > 1 ? "by each rank"
+                           : "on one core");
+    fprintf(out, "  machine      = %s (%s %s)\n", cpu, grouped(F("cores")).s,
+            plural(F("cores"), "core", "cores"));
     if (set->ranks > F("cores"))
         fprintf(out, "               (%d ranks on %s cores share them: these "
                 "times are not a measurement)\n", set->ranks,
