@@ -57,11 +57,13 @@ $fleet step $a --link-efficiency "$fraction" --latex SolStepD \
 $fleet step $a --latex SolStepDLine --output "$out/03-ex4-line.tex"
 
 # Exercise 3.5: switches that add, for design B and design A.
-b="--tp 8 --pp 8 --dp 16 --zero 0 --micro-batch-tokens 4096"
+b="--tp 8 --pp 8 --dp 16 --zero 1 --micro-batch-tokens 4096"
 $fleet step $b --in-network --output "$out/03-ex5.txt"
 $fleet step $b --in-network --latex SolStepESharp --output "$out/03-ex5-sharp.tex"
 $fleet step $b --latex SolStepERing --output "$out/03-ex5-ring.tex"
 $fleet step $a --in-network --latex SolStepEA --output "$out/03-ex5-a.tex"
+plain="--tp 8 --pp 8 --dp 16 --zero 0 --micro-batch-tokens 4096"
+$fleet step $plain --in-network --latex SolStepEPlain --output "$out/03-ex5-plain.tex"
 
 # Exercise 3.6: design A on H800s beside H100s.
 $fleet step $a --gpu h800 --output "$out/03-ex6.txt"

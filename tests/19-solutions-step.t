@@ -98,7 +98,10 @@ macro_agrees($m, 'SolStepDLineNvlinkRatio', $a{nvl_ratio}, '3.4 NVLink ratio at 
 my $b_dp_ring = 2 * 2 * 100e9 / 64 * 15 / 16;
 my $b_pp = 2 * 32 * 2 * 4096 * $h / 8;
 macro_agrees($m, 'SolStepERingNicBytesPerStep', $b_dp_ring + $b_pp, '3.5 ring: NIC bytes');
-macro_agrees($m, 'SolStepESharpNicBytesPerStep', 2 * 100e9 / 64 + $b_pp, '3.5 SHARP: NIC bytes');
+macro_agrees($m, 'SolStepESharpNicBytesPerStep', $b_dp_ring + $b_pp,
+             '3.5 SHARP: ZeRO-1 NIC bytes as on the ring');
+macro_agrees($m, 'SolStepEPlainNicBytesPerStep', 2 * 100e9 / 64 + $b_pp,
+             '3.5 SHARP: a plain all-reduce sends each gradient once');
 macro_agrees($m, 'SolStepESharpNvlinkBytesPerStep', 4 * 2 * 4096 * $h * 55 / 8 * 32,
              '3.5 NVLS: NVLink bytes');
 macro_agrees($m, 'SolStepEANicBytesPerStep', $a{nic_bytes}, '3.5 design A unchanged');
