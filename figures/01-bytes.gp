@@ -8,7 +8,7 @@ set boxwidth 0.6
 set ylabel 'bytes per parameter'
 set yrange [0:34]
 set ytics 4
-set key top left vertical reverse Left samplen 1.5 spacing 1.1
+set key top left vertical reverse Left samplen 1.5 spacing 1.6
 set grid ytics
 file = data.'/01-precisions.csv'
 plot file using 3:xtic(1) title 'weights'                  lc rgb '#4477aa', \

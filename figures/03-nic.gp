@@ -8,9 +8,9 @@ set ylabel 'NIC seconds / compute seconds'
 set xtics (100, 200, 400, 800, 1600)
 set ytics (0.01, 0.03, 0.1, 0.3, 1, 3)
 set xrange [90:1800]
-set yrange [0.005:6]
+set yrange [0.0004:6]
 set grid xtics ytics
-set key top right
+set key bottom left reverse Left samplen 2 spacing 1.6 opaque
 file = data.'/03-nic.csv'
 plot file skip 1 using 1:2 with linespoints lw 2 pt 7 lc rgb '#4477aa' \
          title 'design A (FSDP)', \

@@ -110,9 +110,10 @@ static void print_conventions(FILE *out, int csv)
                 s->master_gradients, s->optimizer, state_bytes_per_param(s));
     }
     if (!csv)
-        fprintf(out, "\nw: 16-bit weights   g: 16-bit gradients   "
-                     "mw: fp32 master weights\nmg: fp32 gradient accumulator"
-                     "   opt: Adam's m and v (fp32)\n");
+        fprintf(out, "\nw: working weights (bf16; fp32 in the fp32 row)\n"
+                     "g: gradients (bf16; fp32 in the fp32 row)\n"
+                     "mw: fp32 master weights   mg: fp32 gradient accumulator\n"
+                     "opt: Adam's m and v (fp32)\n");
 }
 static void print_breakdown(FILE *out, const StateBytes *s)
 {

@@ -23,7 +23,11 @@ $fleet memory --params 100e9 --gpu h100 --checkpoint-bytes-per-param "$restart" 
               --latex Restart --output "$numbers/01-restart.tex"
 $fleet memory --params 100e9 --gpu h100 --checkpoint-bytes-per-param "$restart" \
               --json --output "$data/01-restart.json"
-awk '
+# What a node's network adapters carry together, from the part table.
+nic=$($fleet step --gpu h100 --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++)
+    c[$i] = i } NR == 2 { print $c["nic_line_rate"], $c["nic_gbps"] }')
+test -n "$nic" || { echo "01-memory-floor.sh: no NIC rate for the H100" >&2; exit 1; }
+awk -v nic="${nic% *}" -v gbps="${nic#* }" '
 function si(x,   u, i) {                  # 3 significant digits, SI prefix
     split("B kB MB GB TB PB", u, " ")
     for (i = 1; x >= 999.5 && i < 6; i++) x /= 1000
@@ -45,4 +49,12 @@ END {
     put("CheckpointRatePerNode", si(v["checkpoint_bandwidth"] / floor))
     put("FleetNodes", fleet)
     put("FleetRatePerNode", si(v["checkpoint_bandwidth"] / fleet))
+    put("NodeNics", per_node)
+    put("NicGbps", gbps)
+    put("NodeNicRate", si(nic * per_node))
+    if (v["checkpoint_bandwidth"] / floor <= nic * per_node) {
+        print "01-memory-floor.sh: the nodes of the floor could carry the " \
+              "checkpoint rate; the chapter says they cannot" > "/dev/stderr"
+        exit 1
+    }
 }' "$data/01-restart.json" >> "$numbers/01-restart.tex"
