@@ -148,6 +148,14 @@ is($timing{compute}{weights_identical}, 0,
         like($m{DpOverlapVerdict} // '', qr/cannot say how much/,
              'within the spread: the text says it cannot tell');
     }
+    like($m{DpOverlapCompare} // '',
+         $median{2} > $median{blocking} ? qr/slower, not faster/ : qr/faster by/,
+         'the overlapped step is said to be slower than the blocking one exactly when it was');
+    my $spread = $range{1} > $range{compute} ? $range{1} : $range{compute};
+    like($m{DpSharing} // '',
+         $median{compute} - $median{1} > $spread ? qr/already take/
+                                                 : qr/within what the runs differ/,
+         'two ranks without an all-reduce are called slower than one only beyond the spread');
 }
 
 # Bad layouts: one line, printed once, exit 2 on every rank, no hang.
