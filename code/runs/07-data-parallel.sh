@@ -107,7 +107,7 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
                 above++
                 if (s + 0 > top_above + 0) top_above = s
             }
-        # A row small enough for one core's second-level cache moves no
+        # A row small enough for the second-level cache of a core moves no
         # bytes through memory; it can pass the point-to-point bandwidth,
         # which was measured with a large message.
         cached = l2 > 0 && ring_best_size + 0 <= l2 + 0
