@@ -84,6 +84,9 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
             r = "," substr(s, length(s) - 2) r
         return s r
     }
+    function num(x) {    # three figures, or a whole number from 1,000 on
+        return x >= 1000 ? grouped(x) : sprintf("%.3g", x)
+    }
     FILENAME == heap_file {
         if ($1 == "allreduce" && $2 == "mpi") { heap = $7; heap_t = $5 }
         next
@@ -159,10 +162,10 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
         sentence("RingFaultArithmetic", sprintf("The faults are the pages " \
             "of the half of the buffer that a rank receives into its fresh " \
             "scratch buffer, %d~MiB of %d~KiB pages, %s of them; at the " \
-            "first-touch rate they cost about %.3g~ms of the %.3g~ms by which " \
+            "first-touch rate they cost about %s~ms of the %s~ms by which " \
             "the call is slower than with the heap kept, below.",
-            largest / 2 / 1048576, page / 1024, grouped(half_pages), fault_ms,
-            gap_ms))
+            largest / 2 / 1048576, page / 1024, grouped(half_pages),
+            num(fault_ms), num(gap_ms)))
         if (touch > 0 && touch < copy / 10)
             sentence("RingSlowTouch", sprintf(" Fresh memory comes slowly " \
                 "here: a first touch runs at 1/%.0f of the copy%s, so the " \
@@ -184,20 +187,20 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
         rs = smallest
         if (lo["ring", rs] <= hi["mpi", rs] && lo["mpi", rs] <= hi["ring", rs])
             sentence("RingSmallSentence", sprintf("the ring%ss two steps " \
-                "cost %.3g~µs and MPICH%ss call %.3g~µs, but the spreads of " \
-                "their batches overlap (%.3g to %.3g~µs against %.3g to " \
-                "%.3g~µs), so at %d~bytes the two cannot be told apart.",
-                q, 1e6 * t["ring", rs], q, 1e6 * t["mpi", rs],
-                1e6 * lo["ring", rs], 1e6 * hi["ring", rs],
-                1e6 * lo["mpi", rs], 1e6 * hi["mpi", rs], rs))
+                "cost %s~µs and MPICH%ss call %s~µs, but the spreads of " \
+                "their batches overlap (%s to %s~µs against %s to " \
+                "%s~µs), so at %d~bytes the two cannot be told apart.",
+                q, num(1e6 * t["ring", rs]), q, num(1e6 * t["mpi", rs]),
+                num(1e6 * lo["ring", rs]), num(1e6 * hi["ring", rs]),
+                num(1e6 * lo["mpi", rs]), num(1e6 * hi["mpi", rs]), rs))
         else
             sentence("RingSmallSentence", sprintf("at %d~bytes the ring%ss " \
-                "two steps cost %.3g~µs and MPICH%ss call %.3g~µs, and the " \
-                "spreads of their batches do not overlap (%.3g to %.3g~µs " \
-                "against %.3g to %.3g~µs): %s is faster here.", rs, q,
-                1e6 * t["ring", rs], q, 1e6 * t["mpi", rs],
-                1e6 * lo["ring", rs], 1e6 * hi["ring", rs],
-                1e6 * lo["mpi", rs], 1e6 * hi["mpi", rs],
+                "two steps cost %s~µs and MPICH%ss call %s~µs, and the " \
+                "spreads of their batches do not overlap (%s to %s~µs " \
+                "against %s to %s~µs): %s is faster here.", rs, q,
+                num(1e6 * t["ring", rs]), q, num(1e6 * t["mpi", rs]),
+                num(1e6 * lo["ring", rs]), num(1e6 * hi["ring", rs]),
+                num(1e6 * lo["mpi", rs]), num(1e6 * hi["mpi", rs]),
                 t["ring", rs] < t["mpi", rs] ? "the ring" : "MPICH"))
         pages = f["mpi", largest]
         sentence("RingMpiLargestMs", sprintf("%.3g", 1e3 * t["mpi", largest]))
