@@ -149,7 +149,7 @@ is($timing{compute}{weights_identical}, 0,
              'within the spread: the text says it cannot tell');
     }
     like($m{DpOverlapCompare} // '',
-         $median{2} > $median{blocking} ? qr/slower, not faster/ : qr/faster by/,
+         $median{2} > $median{blocking} ? qr/slower than the blocking one, not faster/ : qr/faster than the blocking one by/,
          'the overlapped step is said to be slower than the blocking one exactly when it was');
     my $spread = $range{1} > $range{compute} ? $range{1} : $range{compute};
     like($m{DpSharing} // '',

@@ -325,10 +325,14 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
         macro("DpOverlapCompare", sprintf("The overlapped run moved %s " \
               "tokens/s and the blocking run %s: %s", grouped(2 * tokens / two),
               grouped(2 * tokens / blocking), two > blocking \
-              ? sprintf("overlapping made the step slower, not faster, by " \
-                        "%s~ms.", ms(two - blocking)) \
-              : sprintf("overlapping made the step faster by %s~ms.",
-                        ms(blocking - two))))
+              ? sprintf("the overlapped step was slower than the blocking " \
+                        "one, not faster, by %s~ms%s.", ms(two - blocking),
+                        two - blocking <= noise ? ", within the spread of " \
+                        "the runs" : "") \
+              : sprintf("the overlapped step was faster than the blocking " \
+                        "one by %s~ms%s.", ms(blocking - two),
+                        blocking - two <= noise ? ", within the spread of " \
+                        "the runs" : "")))
         # Are two ranks without an all-reduce already slower than one rank?
         spread = range("one"); if (range("compute") > spread) spread = range("compute")
         if (compute - one > spread)
