@@ -339,8 +339,9 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
             macro("DpSharing", sprintf("Two ranks with no all-reduce at all " \
                   "already take %s~ms a step against one rank%ss %s~ms, more " \
                   "than the runs differ among themselves: the two ranks share " \
-                  "the machine%ss memory and caches, and each runs slower " \
-                  "for it.", ms(compute), q, ms(one), q))
+                  "the machine (its memory, its caches and whatever else runs " \
+                  "on it), and each runs slower for it.", ms(compute), q,
+                  ms(one)))
         else
             macro("DpSharing", sprintf("Two ranks with no all-reduce at all " \
                   "take %s~ms a step against one rank%ss %s~ms, a difference " \
