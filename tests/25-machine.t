@@ -179,6 +179,7 @@ SKIP: {
     my $mfu = slurp("$root/build/numbers/06-mfu.tex");
     skip 'chapter 6 has not run (make)', 3 unless defined $bench && defined $mfu;
     my %b = $bench =~ /^\\newcommand\{\\(\w+)\}\{(.*)\}$/mg;
+    $mfu =~ s/\n(?!\\newcommand|\z)/ /g;      # a macro may span lines
     my %s = $mfu =~ /^\\newcommand\{\\(\w+)\}\{(.*)\}$/mg;
     ok(length($b{BenchBlasCore} // ''), 'the benchmark names the kernel OpenBLAS chose');
     my ($blas, $core) = map { ($_ // '0') =~ s/,//gr } @b{qw(BenchBlasVectorBits BenchCoreVectorBits)};
