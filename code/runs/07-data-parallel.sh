@@ -110,15 +110,17 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
                 above++
                 if (s + 0 > top_above + 0) top_above = s
             }
-        # A row small enough for the second-level cache of a core moves no
-        # bytes through memory; it can pass the point-to-point bandwidth,
-        # which was measured with a large message.
-        cached = l2 > 0 && ring_best_size + 0 <= l2 + 0
+        # A row whose buffer and the buffer it receives into fit together in
+        # the second-level cache of a core moves no bytes through memory; it
+        # can pass the point-to-point bandwidth, which was measured with a
+        # large message.
+        cached = l2 > 0 && 2 * ring_best_size <= l2 + 0
         if (above == 0 && p2p > 0 && ring_best * 1e9 > p2p && cached)
             sentence("RingCeilingVerdict", sprintf("That row is faster " \
                 "than two ranks%s point-to-point bandwidth, %.3g~GB/s, " \
-                "because its buffer of %s~bytes fits in a core%ss " \
-                "%s~KiB second-level cache, while the point-to-point " \
+                "because its buffer of %s~bytes, with as many bytes received, " \
+                "fits in a core%ss %s~KiB second-level cache, while the " \
+                "point-to-point " \
                 "figure was measured with a message far larger than it.",
                 q, p2p / 1e9, grouped(ring_best_size), q, grouped(l2 / 1024)))
         else if (above == 0 && best < copy / 2)
