@@ -258,6 +258,9 @@ programs_for = $(addprefix $(B)/bin/,$(sort $(shell grep -owE \
                  'fleet|minigpt|minigpt-fp64|allreduce|matmul-bench' $(1))))
 # ... and for the machine's figures, if it reads them.
 machine_for = $(if $(shell grep -l 'machine\.json' $(1)),$(B)/machine.json)
+# ... and for its chapter's run, if it reuses that run's output.
+chapter_run_for = $(if $(shell grep -lE '/(numbers|transcripts|data)/' $(1)),\
+                    $(filter $(RUN_STAMPS),$(B)/stamp/run-$(2)))
 
 .SECONDEXPANSION:
 $(B)/stamp/run-%: code/runs/%.sh $$(call programs_for,code/runs/$$*.sh) \
@@ -319,7 +322,8 @@ solutions: $(B)/solutions.pdf
 
 $(B)/stamp/solution-%: solutions/%.sh solutions/lib/helpers.sh \
                        $$(call programs_for,solutions/$$*.sh) \
-                       $$(call machine_for,solutions/$$*.sh)
+                       $$(call machine_for,solutions/$$*.sh) \
+                       $$(call chapter_run_for,solutions/$$*.sh,$$*)
 	@mkdir -p $(B)/solutions $(@D)
 	@echo "run  $<"
 	@sh $< $(B)

@@ -5,7 +5,7 @@ set logscale x 2
 set format x '%.0b%B'
 set xlabel 'buffer size (bytes)'
 set ylabel 'bus bandwidth (GB/s)'
-set key bottom right
+set key top left
 set grid xtics ytics
 file = data.'/07-allreduce-2.csv'
 rows(impl) = sprintf('< awk -F, ''$1 == "allreduce" && $2 == "%s"'' %s', impl, file)

@@ -3,7 +3,7 @@
 # The runs behind the worked solutions of chapter 6 (the reference trainer).
 # Exercise N writes its transcripts to BUILD_DIR/solutions/06-exN*.txt and the
 # numbers its prose needs to BUILD_DIR/solutions/06-exN*.tex, as LaTeX macros
-# named \SolThree<letter><run><Field> (A for exercise 3.1, B for 3.2, and so
+# named \SolThree<letter><run><Field> (A for exercise 6.1, B for 6.2, and so
 # on). Most macros are minigpt's own --latex output; where a number is read
 # off a file (a checkpoint's size, a profile, a log) this script prints it
 # with the one line of arithmetic that says where it comes from, and the
@@ -20,20 +20,20 @@ minigpt64="$bin/minigpt-fp64 --quiet"
 
 
 
-# ---------------------------------------------------------------- 3.1 ------
+# ---------------------------------------------------------------- 6.1 ------
 # The parameters of a small model, counted from the shapes.
 small="--layers 3 --hidden 48 --heads 6 --seq 32 --vocab 40"
 $minigpt $small --steps 1 --transcript "$out/06-ex1.txt" \
          --latex SolThreeA --output "$out/06-ex1.tex"
 
-# ---------------------------------------------------------------- 3.2 ------
+# ---------------------------------------------------------------- 6.2 ------
 # The default model at context 64, 128 and 256.
 $minigpt --seq 64  --steps 1 --latex SolThreeBBase --output "$out/06-ex2-64.tex"
 $minigpt --seq 128 --steps 1 --latex SolThreeBDouble \
          --transcript "$out/06-ex2.txt" --output "$out/06-ex2-128.tex"
 $minigpt --seq 256 --steps 1 --latex SolThreeBQuad --output "$out/06-ex2-256.tex"
 
-# ---------------------------------------------------------------- 3.3 ------
+# ---------------------------------------------------------------- 6.3 ------
 # Attention's FLOPs per token, 6 L C (T + 1), equal the matrices', 6 N_matmul,
 # where T + 1 = N_matmul / (L C). N_matmul is minigpt's own count; the run at
 # that T shows the two terms side by side.
@@ -53,7 +53,7 @@ $minigpt --layers 4 --seq "$t" --batch 1 --steps 1 \
          --latex SolThreeCDeep --output "$out/06-ex3-deep.tex"
 rm -f "$out/06-ex3-shape.json"
 
-# ---------------------------------------------------------------- 3.4 ------
+# ---------------------------------------------------------------- 6.4 ------
 # Activations against the batch, and micro-batches.
 for b in 1 2 4 8; do
     case $b in
@@ -68,11 +68,21 @@ $minigpt --verify --batch 8 --micro-batches 4 --output "$out/06-ex4-verify.txt"
 $minigpt --verify --batch 8 --micro-batches 4 --latex SolThreeDVerify \
          --output "$out/06-ex4-verify.tex"
 
-# ---------------------------------------------------------------- 3.5 ------
+# ---------------------------------------------------------------- 6.5 ------
 # What the model learns in 300 steps, at three learning rates; from the log,
 # the first step whose training loss is below each entropy.
-$minigpt --log "$out/06-ex5-loss.csv" --transcript "$out/06-ex5.txt" \
-         --latex SolThreeEBase --output "$out/06-ex5.tex"
+# The default run is the chapter's own training run (code/runs/06-reference.sh
+# writes its transcript, log and numbers), reused rather than run again, so
+# that the book prints one speed and one MFU for it.
+for f in "$1/transcripts/06-train.txt" "$1/data/06-loss.csv" \
+         "$1/numbers/06-train.tex"; do
+    test -f "$f" || { echo "$0: 6.5 reuses the chapter's run, and $f is" \
+                           "missing: run make first" >&2; exit 1; }
+done
+cp "$1/transcripts/06-train.txt" "$out/06-ex5.txt"
+cp "$1/data/06-loss.csv" "$out/06-ex5-loss.csv"
+sed 's/^\\newcommand{\\Train/\\newcommand{\\SolThreeEBase/' \
+    "$1/numbers/06-train.tex" > "$out/06-ex5.tex"
 awk -F, 'NR > 1 && !u && $3 < $6 { u = $1 }
          NR > 1 && !b && $3 < $7 { b = $1 }
          END { printf "\\newcommand{\\SolThreeEBelowUnigram}{%s}\n", u ? u : "never"
@@ -81,7 +91,7 @@ awk -F, 'NR > 1 && !u && $3 < $6 { u = $1 }
 $minigpt --lr 3e-4 --latex SolThreeESlow --output "$out/06-ex5-slow.tex"
 $minigpt --lr 3e-2 --latex SolThreeEFast --output "$out/06-ex5-fast.tex"
 
-# ---------------------------------------------------------------- 3.6 ------
+# ---------------------------------------------------------------- 6.6 ------
 # The gradient check in single and in double precision, on the chapter's tiny
 # model. A worst tensor's name has an underscore; the prose detokenizes it.
 tiny="--layers 2 --hidden 16 --heads 2 --seq 8 --batch 2 --vocab 16"
@@ -91,7 +101,7 @@ $minigpt64 --gradcheck $tiny --output "$out/06-ex6-fp64.txt"
 $minigpt64 --gradcheck $tiny --latex SolThreeFDouble \
            --output "$out/06-ex6-fp64.tex"
 
-# ---------------------------------------------------------------- 3.7 ------
+# ---------------------------------------------------------------- 6.7 ------
 # A checkpoint of the model of 3.1: its size by the layout (22 header words
 # of 8 bytes, weights and Adam's two moments of 4 bytes each, an 8-byte hash),
 # the file's size, and three checkpoints that minigpt refuses.
@@ -107,11 +117,17 @@ size=$(wc -c < "$ckpt")
     macro SolThreeGPredictedBytes "$(grouped $((22 * 8 + 3 * n * 4 + 8)))"
     macro SolThreeGDoublePredictedBytes "$(grouped $((22 * 8 + 3 * n * 8 + 8)))"
 } >> "$out/06-ex7.tex"
-# refuse LABEL BINARY FLAGS...: a resume that must fail with status 2.
+# refuse LABEL BINARY FLAGS...: a resume that must fail with status 2. It
+# runs in $out, so that the messages name the files as the transcript does,
+# and the transcript shows the command as it was run there (less the path of
+# the binary, and less --quiet, which only silences the progress lines).
 refuse() {
     label=$1
     shift
     printf '%s\n' "$label" >> "$out/06-ex7.txt"
+    echo "$* $small --steps 3" | sed -e "s|$bin/||" -e 's| --quiet||' \
+        | fold -s -w 72 | sed -e '1s|^|  $ |' -e '2,$s|^|      |' \
+        >> "$out/06-ex7.txt"
     if (cd "$out" && "$@" $small --steps 3 > /dev/null 2> 06-ex7.err); then
         echo "06-reference.sh: $label was not refused" >&2
         exit 1
@@ -124,20 +140,25 @@ refuse() {
 }
 printf 'the checkpoint of --steps 2: %s bytes\n\n' "$(grouped "$size")" \
     > "$out/06-ex7.txt"
+# In $out the build directory is .., so the machine's measurement is
+# ../machine.json there.
+minigpt_out="$bin/minigpt --quiet --machine ../machine.json"
+test -f "$out/../machine.json"
+printf '(each command run in %s/solutions)\n\n' "$1" >> "$out/06-ex7.txt"
 refuse "the same file, resumed by minigpt-fp64:" \
        $minigpt64 --resume 06-ex7.ckpt
 head -c $((size - 1)) "$ckpt" > "$ckpt.short"
-refuse "the file less its last byte:" $minigpt --resume 06-ex7.ckpt.short
+refuse "the file less its last byte:" $minigpt_out --resume 06-ex7.ckpt.short
 cp "$ckpt" "$ckpt.changed"
 byte=$(od -An -t u1 -j 1000 -N 1 "$ckpt" | tr -d ' ')
 if [ "$byte" = 88 ]; then new=Y; else new=X; fi
 printf '%s' "$new" | dd of="$ckpt.changed" bs=1 seek=1000 conv=notrunc \
     2> /dev/null
 refuse "the file with byte 1000 changed:" \
-       $minigpt --resume 06-ex7.ckpt.changed
+       $minigpt_out --resume 06-ex7.ckpt.changed
 rm -f "$ckpt" "$ckpt".*
 
-# ---------------------------------------------------------------- 3.8 ------
+# ---------------------------------------------------------------- 6.8 ------
 # Bit-exact resume. A straight run of 120 steps; the same run killed with
 # kill -9 after its first periodic checkpoint, then resumed; and a run of 60
 # steps (whose schedule is 60 steps long) resumed to 120, which is refused,
@@ -205,7 +226,7 @@ rm -f "$out/06-ex8-refused.err"
 } > "$out/06-ex8.tex"
 rm -f "$out"/06-ex8-*.ckpt*
 
-# ---------------------------------------------------------------- 3.9 ------
+# ---------------------------------------------------------------- 6.9 ------
 # Where a step's time goes, for the default model and one four times as wide.
 # The profile gives seconds per step by operation; the report, the FLOPs that
 # the matrix multiplies and attention performed in them.
@@ -219,7 +240,7 @@ profile() {    # profile NAME PREFIX FLAGS...
     awk -F, -v p="$prefix" -v mm="$(json "$j" flops_matmul_per_step)" \
         -v at="$(json "$j" flops_attention_per_step)" \
         -v mfu="$(json "$j" mfu)" -v peak="$(json "$j" peak_flops)" \
-        -v cpu="$(json "$j" cpu)" \
+        -v cpu="$(json "$j" cpu)" -v med="$(json "$j" step_seconds_median)" \
         -v table="$out/06-ex9-$name-table.txt" '
         NR > 1 { op[++n] = $1; f[n] = $2; b[n] = $3; u[n] = $4
                  all[n] = $2 + $3 + $4; sum += all[n]
@@ -249,6 +270,15 @@ profile() {    # profile NAME PREFIX FLAGS...
             macro("MatmulShare", pct(m) "\\,\\%")
             macro("AttentionShare", pct(a) "\\,\\%")
             macro("StepMs", ms(sum))
+            macro("MedianMs", ms(med))
+            # The largest row, named once: the shares of the matrix
+            # multiplies and attention are already in the sentence.
+            if (top == a)
+                macro("TopClause", ", and attention was the largest row of the table")
+            else if (top == m)
+                macro("TopClause", ", and the matrix multiplies were the largest row of the table")
+            else
+                macro("TopClause", sprintf(", and the largest row of the table was \\solthreename{%s}, at %s\\,\\%%", op[top], pct(top)))
             macro("MatmulRate", sprintf("%.3g", mm / all[m] / 1e9))
             macro("AttentionRate", sprintf("%.3g", at / all[a] / 1e9))
             macro("PeakRate", sprintf("%.3g", peak / 1e9))
@@ -305,15 +335,19 @@ done
     fi
     if above "$(json "$out/06-ex9-wide.json" mfu)" \
              "$(json "$out/06-ex9-default.json" mfu)"; then
-        macro SolThreeIMfuClause 'and the MFU rises to \SolThreeIWideMfu{}'
+        macro SolThreeIMfuClause "$(printf '%s' 'and the MFU rises to' \
+            ' \SolThreeIWideMfu{} (from the median step,' \
+            ' \SolThreeIWideMedianMs{}\,ms; the table, which averages every' \
+            ' step, the cold first one included, gives \SolThreeIWideStepMs{}\,ms)')"
     else
         macro SolThreeIMfuClause "$(printf '%s' 'but in this build the MFU' \
             ' did not rise: \SolThreeIWideMfu{}, against' \
-            ' \SolThreeIDefaultMfu{} for the default model')"
+            ' \SolThreeIDefaultMfu{} for the default model (both from the' \
+            ' median step, \SolThreeIWideMedianMs{}\,ms for the wide model)')"
     fi
 } > "$out/06-ex9.tex"
 
-# ---------------------------------------------------------------- 3.10 -----
+# ---------------------------------------------------------------- 6.10 -----
 # A gradient by hand: the dump of a small trained model read with NumPy, its
 # loss recomputed by a forward pass written from the chapter, and the
 # gradients of the head and of the final norm's shift worked out from the
@@ -324,7 +358,7 @@ for p in python3 /usr/bin/python3; do
     if "$p" -c 'import numpy' 2> /dev/null; then python=$p; break; fi
 done
 if [ -z "$python" ]; then
-    echo "06-reference.sh: exercise 3.10 needs python3 with NumPy (Debian's python3-numpy)" >&2
+    echo "06-reference.sh: exercise 6.10 needs python3 with NumPy (Debian's python3-numpy)" >&2
     exit 1
 fi
 model10="--layers 1 --hidden 16 --heads 2 --seq 8 --batch 4 --vocab 16"

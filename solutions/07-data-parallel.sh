@@ -3,7 +3,7 @@
 # The runs and the arithmetic behind the worked solutions of chapter 7 (data
 # parallel and the ring all-reduce). Exercise N writes the numbers its prose
 # needs to BUILD_DIR/solutions/07-exN*.tex, as LaTeX macros named
-# \SolFour<letter><Field> (A for exercise 4.1, B for 4.2, and so on), and its
+# \SolFour<letter><Field> (A for exercise 7.1, B for 7.2, and so on), and its
 # transcripts to BUILD_DIR/solutions/07-exN*.txt.
 #
 # Each exercise's inputs are set once, at the top of its section, as the
@@ -23,7 +23,7 @@ fleet="$bin/fleet"
 
 
 
-# ---------------------------------------------------------------- 4.1 ------
+# ---------------------------------------------------------------- 7.1 ------
 # What one rank of a ring sends: a buffer of N bytes, n ranks. Chunk N/n;
 # (n-1)/n N in each half; 2(n-1)/n N in all, over 2(n-1) steps; against
 # (n-1) N if every rank sent its whole buffer to every other.
@@ -37,7 +37,7 @@ for n in 2 8 1024; do
     macro SolFourA${name}NaiveGB "$(grouped "$(calc %.0f "($n - 1) * $N / 1e9")")"
 done > "$out/07-ex1.tex"
 
-# ---------------------------------------------------------------- 4.2 ------
+# ---------------------------------------------------------------- 7.2 ------
 # A 1 GB gradient all-reduced at a bus bandwidth of 50 GB/s: the time is the
 # bytes each rank sends over the bus bandwidth.
 N=1e9 busbw=50e9
@@ -51,7 +51,7 @@ done > "$out/07-ex2.tex"
 macro SolFourBGrowth "$(calc %.3g "(2 * 1023 / 1024) / (2 * 7 / 8)")" \
     >> "$out/07-ex2.tex"
 
-# ---------------------------------------------------------------- 4.3 ------
+# ---------------------------------------------------------------- 7.3 ------
 # nccl-tests' busbw of 360 GB/s on 8 GPUs at 1 GB: algbw = busbw / factor,
 # time = size / algbw, for all-reduce and for all-gather.
 n=8 busbw=360e9 N=1e9
@@ -82,7 +82,7 @@ link=450e9
     macro SolFourCNvlsLinkShare "$(calc %.3g "100 * $busbw / (2 * ($n - 1) / $n) / $link")\\,\\%"
 } >> "$out/07-ex3.tex"
 
-# ---------------------------------------------------------------- 4.4 ------
+# ---------------------------------------------------------------- 7.4 ------
 # The alpha-beta model of the ring all-reduce:
 #   t(N) = 2(n-1) alpha + 2(n-1)/n N / beta,
 # whose two terms are equal at N* = n alpha beta.
@@ -106,7 +106,7 @@ alpha=5e-6 beta=50e9
     macro SolFourDHalvingLatencyMs "$(calc %.4g "1e3 * 2 * log($n) / log(2) * $alpha")"
 } > "$out/07-ex4.tex"
 
-# ---------------------------------------------------------------- 4.5 ------
+# ---------------------------------------------------------------- 7.5 ------
 # Design A of chapter 3: 100e9 parameters, TP8 inside a node, FSDP over 128
 # such groups, bf16 weights, 16,384 tokens per replica per step, 50 GB/s per
 # GPU across nodes, 40 % MFU. fleet gives the parameters and bytes of one
@@ -148,7 +148,7 @@ test -n "$bytes" && test -n "$compute"
     macro SolFourESlowRatio "$(calc %.3g "3 * $bytes / ($slow / 8) / $compute")"
 } > "$out/07-ex5.tex"
 
-# ---------------------------------------------------------------- 4.6 ------
+# ---------------------------------------------------------------- 7.6 ------
 # Plain data parallel: 1e9 parameters on 64 GPUs, 524,288 tokens per step,
 # 40 % MFU, gradients all-reduced at a bus bandwidth of 50 GB/s, in fp32 and
 # in bf16.
@@ -181,7 +181,7 @@ comm="2 * ($gpus - 1) / $gpus * $grads / $busbw"
     macro SolFourFEvenTokensPerGpu "$(grouped "$(calc %.0f "$comm * $rate / (6 * $params) / $gpus")")"
 } > "$out/07-ex6.tex"
 
-# ---------------------------------------------------------------- 4.7 ------
+# ---------------------------------------------------------------- 7.7 ------
 # This build's all-reduce on two ranks, 8 bytes to 4 MiB. From the ring's
 # rows: alpha = the shortest time among the sizes up to 256 bytes over the
 # 2(n-1) steps of a call, beta = the largest busbw of the sweep, the model's
@@ -189,11 +189,21 @@ comm="2 * ($gpus - 1) / $gpus * $grads / $busbw"
 # beta. (One row alone is at the mercy of a busy machine; the fastest of
 # several is what the hardware can do.)
 # Two ranks, each pinned to a core of its own, as the chapter times them.
+# The memory-copy ceiling is build/machine.json's, as in the chapter, when the
+# build has measured it; otherwise the benchmark measures its own.
 n=2
+copy=$(sed -n 's/.*"memcpy_bytes_per_second": *\([0-9][0-9.eE+]*\).*/\1/p' \
+           "$1/machine.json" 2> /dev/null | head -n 1)
+memcpy=""
+source='measured by this run, as the build has no build/machine.json'
+if [ -n "$copy" ]; then
+    memcpy="--memcpy $(awk -v b="$copy" 'BEGIN { printf "%.6g", b / 1e9 }')"
+    source='read from \texttt{build/machine.json}, as in the chapter'
+fi
 mpiexec -bind-to core -n $n "$bin/allreduce" --op allreduce --min-bytes 8 \
-        --max-bytes 4194304 --json --output "$out/07-ex7.json" \
+        --max-bytes 4194304 $memcpy --json --output "$out/07-ex7.json" \
         --transcript "$out/07-ex7.txt" 2> /dev/null
-awk -v n=$n '
+SOURCE="$source" awk -v n=$n '
     function field(line, key,   s) {
         if (!match(line, "\"" key "\": \"?[^,\"}]*"))
             return ""
@@ -217,6 +227,9 @@ awk -v n=$n '
         for (r = ""; length(s) > 3; s = substr(s, 1, length(s) - 3))
             r = "," substr(s, length(s) - 2) r
         return s r
+    }
+    function percent(x) {               # 12.3, or 1,210 from 100 on
+        return (x >= 100 ? grouped(x) : sprintf("%.3g", x)) "\\,\\%"
     }
     /"op": "allreduce"/ && /"impl": "ring"/ {
         k++
@@ -258,5 +271,6 @@ awk -v n=$n '
             if (wide == "" || spread[i] > spread[wide]) wide = i
         macro("Repeats", repeats)
         macro("WidestBytes", grouped(size[wide]))
-        macro("WidestSpread", sig(100 * spread[wide]) "\\,\\%")
+        macro("WidestSpread", percent(100 * spread[wide]))
+        macro("MemcpySource", ENVIRON["SOURCE"])
     }' "$out/07-ex7.json" > "$out/07-ex7.tex"

@@ -375,6 +375,43 @@ for my $n (1, 2, 4) {
         my ($gain) = printed_number($m{RingHeapGain});
         cmp_ok($gain // 0, '>=', 3, '... and keeping the heap makes it at least 3 times faster');
     }
+    # The sentences quote the measured ratios, read again from the CSV.
+    my (%bw, %lo, %hi, %t);
+    if (open my $csv, '<', "$root/build/data/07-allreduce-2.csv") {
+        <$csv>;
+        while (<$csv>) {
+            chomp;
+            my @f = split /,/;
+            next unless $f[0] eq 'allreduce';
+            ($bw{$f[1]}{$f[2]}, $t{$f[1]}{$f[2]}) = ($f[6], $f[4]);
+            ($lo{$f[1]}{$f[2]}, $hi{$f[1]}{$f[2]}) = ($f[8], $f[9]);
+        }
+    }
+    my @sizes = sort { $a <=> $b } keys %{ $bw{ring} // {} };
+    ok(@sizes > 0, 'the two-rank sweep\'s CSV is there');
+    if (($m{RingMpiCollapses} // 0) == 1) {
+        my $from = $m{RingCollapseMib} * 1048576;
+        my ($factor) = sort { $a <=> $b }
+            map { $bw{ring}{$_} / $bw{mpi}{$_} } grep { $_ >= $from } @sizes;
+        my $want = sprintf('%.2g', $factor // 0);
+        like($m{RingCollapseSentence} // '', qr/at least \Q$want\E times as fast/,
+             'the collapse is quoted as the smallest measured factor, not a threshold');
+    }
+    my $rs = $sizes[0] // 0;
+    my $overlap = $lo{ring}{$rs} <= $hi{mpi}{$rs} && $lo{mpi}{$rs} <= $hi{ring}{$rs};
+    like($m{RingSmallSentence} // '',
+         $overlap ? qr/cannot be told apart/ : qr/do not overlap/,
+         'small buffers: the two are told apart exactly when their spreads do not overlap');
+    my ($large) = sort { $b <=> $a } map { $bw{ring}{$_} } grep { $_ >= 16777216 } @sizes;
+    my $copy = do {
+        my $c;
+        if (open my $csv, '<', "$root/build/data/07-allreduce-2.csv") {
+            while (<$csv>) { my @f = split /,/; $c = $f[6] if $f[0] eq 'memcpy' }
+        }
+        $c;
+    };
+    is($m{RingLargeBestOfMemcpy}, sprintf('%.2g\\,\\%%', 100 * ($large // 0) / ($copy || 1)),
+       'the drill quotes the best ring row of 16 MiB and more against the copy');
 }
 
 # ------------------------------------------------- the benchmark can fail --

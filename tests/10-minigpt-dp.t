@@ -99,7 +99,7 @@ is($timing{compute}{weights_identical}, 0,
     is($status, 0, '--no-allreduce: the report');
     like($out, qr/^  weights      = not combined \(--no-allreduce\) at the end$/m,
          '--no-allreduce: the report says the weights were not combined');
-    like($out, qr/^  step         = [\d.]+ ms, the median of 19 steps after the warm-up$/m,
+    like($out, qr/^  step         = [\d.]+ ms, the median of 19 intervals between step starts,\n {17}after the warm-up$/m,
          '--no-allreduce: the report prints the median step');
     unlike($out, qr/% hidden/, '--no-allreduce: no fraction hidden printed');
 }
@@ -148,6 +148,14 @@ is($timing{compute}{weights_identical}, 0,
         like($m{DpOverlapVerdict} // '', qr/cannot say how much/,
              'within the spread: the text says it cannot tell');
     }
+    like($m{DpOverlapCompare} // '',
+         $median{2} > $median{blocking} ? qr/slower than the blocking one, not faster/ : qr/faster than the blocking one by/,
+         'the overlapped step is said to be slower than the blocking one exactly when it was');
+    my $spread = $range{1} > $range{compute} ? $range{1} : $range{compute};
+    like($m{DpSharing} // '',
+         $median{compute} - $median{1} > $spread ? qr/already take/
+                                                 : qr/within what the runs differ/,
+         'two ranks without an all-reduce are called slower than one only beyond the spread');
 }
 
 # Bad layouts: one line, printed once, exit 2 on every rank, no hang.

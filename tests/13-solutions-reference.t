@@ -363,6 +363,15 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
         is($s, 2, "3.7: $label is refused with status 2");
         like($err, $why, "3.7: $label: the message says why");
     }
+    # The solution's own transcript shows the same three reasons, each after
+    # the command that was refused, and no other complaint.
+    my $transcript = slurp("$sols/06-ex7.txt") // '';
+    like($transcript, qr/4-byte numbers.*truncated.*checksum/s,
+         '3.7: the solution\'s transcript shows the three refusals, in order');
+    unlike($transcript, qr/cannot read|No such file/,
+           '3.7: ... and nothing that failed for another reason');
+    is(scalar(() = $transcript =~ /^  \$ minigpt(-fp64)? /mg), 3,
+       '3.7: ... each after the command that ran');
 }
 
 # ------------------------------------------------------------------ 3.8 ----

@@ -171,6 +171,29 @@ SKIP: {
     is($t, $p, 'chapter 6\'s \\TrainPeakFlops is the machine\'s \\MachinePeakFlops');
 }
 
+# The benchmark says which kernel OpenBLAS chose, and the text says it can
+# reach at most a part of the peak exactly when its vectors are narrower
+# than the core's.
+SKIP: {
+    my $bench = slurp("$root/build/numbers/06-bench.tex");
+    my $mfu = slurp("$root/build/numbers/06-mfu.tex");
+    skip 'chapter 6 has not run (make)', 3 unless defined $bench && defined $mfu;
+    my %b = $bench =~ /^\\newcommand\{\\(\w+)\}\{(.*)\}$/mg;
+    $mfu =~ s/\n(?!\\newcommand|\z)/ /g;      # a macro may span lines
+    my %s = $mfu =~ /^\\newcommand\{\\(\w+)\}\{(.*)\}$/mg;
+    ok(length($b{BenchBlasCore} // ''), 'the benchmark names the kernel OpenBLAS chose');
+    my ($blas, $core) = map { ($_ // '0') =~ s/,//gr } @b{qw(BenchBlasVectorBits BenchCoreVectorBits)};
+    like($s{BenchKernelSentence} // '',
+         $blas > 0 && $core > $blas ? qr/at most about/ : qr/^(?!.*at most about)/s,
+         'the text calls the kernel narrower than the core exactly when it is');
+    my $t = slurp("$root/build/numbers/06-train.tex") // '';
+    my %tr = $t =~ /^\\newcommand\{\\(\w+)\}\{(.*)\}$/mg;
+    my ($mm) = printed_number($tr{TrainMatmulFlops} // '');
+    my ($pk) = printed_number($tr{TrainPeakFlops} // '');
+    is($s{TrainMatmulShareOfPeak}, sprintf('%.0f\\,\\%%', 100 * ($mm // 0) / ($pk || 1)),
+       'the matrix multiplies\' share of the peak is the ratio of the printed rates');
+}
+
 # Every run script that trains or times minigpt, or times the benchmark,
 # reads the machine's figures from the file.
 for my $script (glob("$root/code/runs/*.sh"), glob("$root/solutions/*.sh")) {

@@ -186,7 +186,8 @@ static double memcpy_bandwidth(size_t bytes)
 }
 
 /* The best of three first touches of fresh pages: map, write once, unmap.
-   Every page is one fault, in which the kernel finds and zeroes a page. */
+   Every 4 KiB page is one fault (without transparent huge pages), in which
+   the kernel finds and zeroes a page. */
 static double first_touch_bandwidth(size_t bytes)
 {
     double best = 1e30;

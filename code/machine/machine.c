@@ -161,6 +161,19 @@ static void macro_sci(FILE *f, const char *prefix, const char *name, double x)
     macro(f, prefix, name, value);
 }
 
+/* Three significant figures, trailing zeros kept: 2.00 x 10^11, so that the
+   two ends of a spread read to the same precision. */
+static void macro_sci3(FILE *f, const char *prefix, const char *name, double x)
+{
+    char digits[32], value[96];
+    snprintf(digits, sizeof digits, "%.2e", x);
+    char *e = strchr(digits, 'e');
+    *e = '\0';
+    snprintf(value, sizeof value, "\\ensuremath{%s\\times10^{%d}}", digits,
+             atoi(e + 1));
+    macro(f, prefix, name, value);
+}
+
 /* A figure in the unit `unit`, three significant figures, with its spread. */
 static void macro_figure(FILE *f, const char *prefix, const char *name,
                          Measured x, double unit, int scientific)
@@ -170,8 +183,8 @@ static void macro_figure(FILE *f, const char *prefix, const char *name,
     snprintf(high, sizeof high, "%sHigh", name);
     if (scientific) {
         macro_sci(f, prefix, name, x.median / unit);
-        macro_sci(f, prefix, low, x.low / unit);
-        macro_sci(f, prefix, high, x.high / unit);
+        macro_sci3(f, prefix, low, x.low / unit);
+        macro_sci3(f, prefix, high, x.high / unit);
     } else {
         macro(f, prefix, name, sig(x.median / unit, 3).s);
         macro(f, prefix, low, sig(x.low / unit, 3).s);

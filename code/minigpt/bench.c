@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "minigpt.h"
@@ -111,9 +112,39 @@ static Timing time_product(const Product *p, GemmWorkspace *w, double seconds,
     free(A); free(B); free(C1); free(C2);
     return t;
 }
+/* The width in bits of the vectors of OpenBLAS's x86 kernel of this name;
+   0 for a name this table does not know. */
+static int blas_vector_bits(const char *core)
+{
+    static const struct { const char *name; int bits; } kernels[] = {
+        { "SkylakeX", 512 }, { "Cooperlake", 512 }, { "SapphireRapids", 512 },
+        { "Haswell", 256 }, { "Zen", 256 }, { "Sandybridge", 256 },
+    };
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+        if (strcasecmp(core, kernels[i].name) == 0)
+            return kernels[i].bits;
+    return 0;
+}
+
+/* The width in bits of the widest vectors this core runs; 0 when unknown. */
+static int core_vector_bits(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return 512;
+    if (__builtin_cpu_supports("avx"))
+        return 256;
+    return 128;
+#else
+    return 0;
+#endif
+}
 typedef struct {
     double ratio, time_ratio, worst, best;   /* best: our fastest median */
     char cpu[128];
+    char blas_core[64], blas_config[256];    /* what OpenBLAS says it runs */
+    int blas_bits, core_bits;                /* vector widths; 0: unknown */
     int cores, repeats;
     double peak;                             /* 0 without --machine */
     const char *machine;
@@ -160,6 +191,13 @@ static void print_table(FILE *f, const Product *p, const Timing *t, int n,
                 s->peak / 1e9, s->machine);
     fprintf(f, "(one core of %s, %d %s)\n", s->cpu, s->cores,
             s->cores == 1 ? "core" : "cores");
+    fprintf(f, "BLAS: %s\n", s->blas_config);
+    fprintf(f, "OpenBLAS's kernel: %s", s->blas_core);
+    if (s->blas_bits > 0)
+        fprintf(f, ", %d-bit vectors", s->blas_bits);
+    if (s->core_bits > 0)
+        fprintf(f, "; this core's vectors: %d-bit", s->core_bits);
+    fprintf(f, "\n");
 }
 
 int main(int argc, char **argv)
@@ -221,6 +259,10 @@ int main(int argc, char **argv)
     sum.repeats = (int)option_number(options, "--repeats");
     sum.peak = peak;
     sum.machine = machine;
+    snprintf(sum.blas_core, sizeof sum.blas_core, "%s", openblas_get_corename());
+    snprintf(sum.blas_config, sizeof sum.blas_config, "%s", openblas_get_config());
+    sum.blas_bits = blas_vector_bits(sum.blas_core);
+    sum.core_bits = core_vector_bits();
     const char *transcript_path = option_text(options, "--transcript");
     Output out;
     if (transcript_path != NULL) {
@@ -241,6 +283,9 @@ int main(int argc, char **argv)
         report_add(&r, "best_flops", FIELD_SCI, sum.best);
         report_add(&r, "repeats", FIELD_COUNT, sum.repeats);
         report_add(&r, "cores", FIELD_COUNT, sum.cores);
+        report_text(&r, "blas_core", sum.blas_core);
+        report_add(&r, "blas_vector_bits", FIELD_COUNT, sum.blas_bits);
+        report_add(&r, "core_vector_bits", FIELD_COUNT, sum.core_bits);
         if (peak > 0) {
             report_add(&r, "peak_flops", FIELD_SCI, peak);
             report_add(&r, "best_fraction_of_peak", FIELD_FRACTION, sum.best / peak);

@@ -980,9 +980,11 @@ static void print_run(FILE *out, const Report *r, const char *cpu,
     fprintf(out, "loss           = %s train, %s validation after %s %s\n",
             sig(F("train_loss"), 3).s, sig(F("val_loss"), 3).s,
             grouped(F("step")).s, plural(F("step"), "step", "steps"));
-    fprintf(out, "speed          = %s tokens/s, the median of %s steps "
+    fprintf(out, "speed          = %s tokens/s, the median of %s %s "
             "after %s warm-up\n", grouped(F("tokens_per_second")).s,
-            grouped(F("timed_steps")).s, grouped(F("warmup_steps")).s);
+            grouped(F("timed_steps")).s,
+            plural(F("timed_steps"), "step", "steps"),
+            grouped(F("warmup_steps")).s);
     fprintf(out, "  spread       = %s to %s tokens/s, the middle half\n",
             grouped(F("tokens_per_second_low")).s,
             grouped(F("tokens_per_second_high")).s);
@@ -1030,9 +1032,11 @@ static void print_run(FILE *out, const Report *r, const char *cpu,
             fprintf(out, "  waited       = %s ms per step after the backward "
                     "pass, for the all-reduce\n                 and for the "
                     "slower rank\n", sig(1e3 * F("exposed_seconds"), 3).s);
-        fprintf(out, "  step         = %s ms, the median of %s steps after the "
-                "warm-up\n", sig(1e3 * F("step_seconds_median"), 3).s,
-                grouped(F("step_intervals")).s);
+        fprintf(out, "  step         = %s ms, the median of %s %s between "
+                "step starts,\n                 after the warm-up\n",
+                sig(1e3 * F("step_seconds_median"), 3).s,
+                grouped(F("step_intervals")).s,
+                plural(F("step_intervals"), "interval", "intervals"));
         fprintf(out, "  weights      = %s at the end\n",
                 strcmp(text_field(r, "allreduce"), "skipped") == 0
                 ? "not combined (--no-allreduce)"

@@ -36,6 +36,9 @@ above() {    # above A B: true when A > B
 train="$numbers/06-train.tex"
 share=$(value "$train" TrainMatmulFraction)
 {
+    awk -v a="$(value "$train" TrainMatmulFlops)" \
+        -v b="$(value "$train" TrainPeakFlops)" 'BEGIN {
+        printf "\\newcommand{\\TrainMatmulShareOfPeak}{%.0f\\,\\%%}\n", 100 * a / b }'
     if above 50 "$share"; then
         printf '%s\n' '\newcommand{\TrainMfuWhy}{Yet the profile gives the' \
             'matrix multiplies only \TrainMatmulFraction{} of a step: most of it' \
@@ -76,5 +79,32 @@ share=$(value "$train" TrainMatmulFraction)
         printf '%s\n' '\newcommand{\BenchPeakSentence}{and its fastest' \
             'product reached \BenchBestFractionOfPeak{} of one core'"'"'s peak' \
             'as \texttt{build/machine.json} gives it:}'
+    fi
+    # The kernel OpenBLAS chose, against the width of the core's vectors.
+    blas_bits=$(value "$numbers/06-bench.tex" BenchBlasVectorBits)
+    core_bits=$(value "$numbers/06-bench.tex" BenchCoreVectorBits)
+    if [ "$blas_bits" -gt 0 ] && [ "$core_bits" -gt "$blas_bits" ]; then
+        case $((core_bits / blas_bits)) in
+            2) part=half ;; 4) part='a quarter' ;; *) part="1/$((core_bits / blas_bits))" ;;
+        esac
+        printf '%s\n' '\newcommand{\BenchKernelSentence}{The comparison is' \
+            'with the kernel OpenBLAS chose when it started, its' \
+            '\BenchBlasCore{} kernel, whose vectors are \BenchBlasVectorBits{}' \
+            'bits wide on a core whose vectors are \BenchCoreVectorBits{} bits' \
+            "wide: that kernel can reach at most about $part of the peak, so" \
+            'the ratio says that this gemm beats the kernel OpenBLAS picked' \
+            'here, not that it beats the best OpenBLAS could do on this' \
+            'machine.}'
+    elif [ "$blas_bits" -gt 0 ]; then
+        printf '%s\n' '\newcommand{\BenchKernelSentence}{The comparison is' \
+            'with the kernel OpenBLAS chose when it started, its' \
+            '\BenchBlasCore{} kernel, whose \BenchBlasVectorBits{}-bit vectors' \
+            'are as wide as the core'"'"'s.}'
+    else
+        printf '%s\n' '\newcommand{\BenchKernelSentence}{The comparison is' \
+            'with the kernel OpenBLAS chose when it started, its' \
+            '\BenchBlasCore{} kernel; the width of its vectors is not one the' \
+            'benchmark knows, so whether it could use the whole core is' \
+            'not known.}'
     fi
 } > "$numbers/06-mfu.tex"

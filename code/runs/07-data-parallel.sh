@@ -24,7 +24,9 @@ if [ -n "$copy" ]; then
 fi
 {
     printf '\\newcommand{\\RingCoresHere}{%d}\n' "$cores"
-    printf '\\newcommand{\\RingHasPtoP}{%d}\n' "$([ -n "$p2p" ] && echo 1 || echo 0)"
+    has_p2p=0
+    if [ -n "$p2p" ]; then has_p2p=1; fi
+    printf '\\newcommand{\\RingHasPtoP}{%d}\n' "$has_p2p"
     source='measured by the benchmark itself, as this build has no'
     source="$source \\texttt{build/machine.json}"
     if [ -n "$copy" ]; then source='read from \texttt{build/machine.json}'; fi
@@ -65,8 +67,14 @@ for n in 2 4; do
         "$transcripts/07-allreduce-$n.txt" | sed '$ { /^#$/d; }' \
         > "$transcripts/07-allreduce-$n-short.txt"
 done
+# The second-level cache of one core (0 when the system does not say), the
+# point-to-point bandwidth of build/machine.json (0 without it) and whether
+# the processor reports that it runs under a hypervisor.
+l2=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null || echo 0)
+vm=0
+if grep -qw hypervisor /proc/cpuinfo 2>/dev/null; then vm=1; fi
 awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)" \
-    -v q="'" '
+    -v l2="${l2:-0}" -v p2p="${p2p:-0}" -v vm="$vm" -v q="'" '
     function sentence(name, text) {
         printf "\\newcommand{\\%s}{%s}\n", name, text
     }
@@ -76,6 +84,9 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
             r = "," substr(s, length(s) - 2) r
         return s r
     }
+    function num(x) {    # three figures, or a whole number from 1,000 on
+        return x >= 1000 ? grouped(x) : sprintf("%.3g", x)
+    }
     FILENAME == heap_file {
         if ($1 == "allreduce" && $2 == "mpi") { heap = $7; heap_t = $5 }
         next
@@ -84,7 +95,11 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
     $1 == "first_touch" { touch = $7 }
     $1 == "allreduce" {
         size = $3; bw[$2, size] = $7; t[$2, size] = $5; f[$2, size] = $12
+        lo[$2, size] = $9; hi[$2, size] = $10
         if ($7 > best) best = $7
+        if ($2 == "ring" && $7 > ring_best) { ring_best = $7; ring_best_size = size }
+        if ($2 == "ring" && size >= 16777216 && $7 > ring_large) ring_large = $7
+        if (smallest == "" || size + 0 < smallest + 0) smallest = size
         if (size > largest) largest = size
         sizes[size] = 1
     }
@@ -95,14 +110,24 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
                 above++
                 if (s + 0 > top_above + 0) top_above = s
             }
-        if (above == 0 && best < copy / 2)
-            sentence("RingCeilingVerdict", sprintf("No all-reduce row of " \
-                "either implementation reaches half of it (the best, " \
-                "%.2g\\,\\%%).", 100 * best / copy))
+        # A row whose buffer and the buffer it receives into fit together in
+        # the second-level cache of a core moves no bytes through memory; it
+        # can pass the point-to-point bandwidth, which was measured with a
+        # large message.
+        cached = l2 > 0 && 2 * ring_best_size <= l2 + 0
+        if (above == 0 && p2p > 0 && ring_best * 1e9 > p2p && cached)
+            sentence("RingCeilingVerdict", sprintf("That row is faster " \
+                "than two ranks%s point-to-point bandwidth, %.3g~GB/s, " \
+                "because its buffer of %s~bytes, with as many bytes received, " \
+                "fits in a core%ss %s~KiB second-level cache, while the " \
+                "point-to-point " \
+                "figure was measured with a message far larger than it.",
+                q, p2p / 1e9, grouped(ring_best_size), q, grouped(l2 / 1024)))
+        else if (above == 0 && best < copy / 2)
+            sentence("RingCeilingVerdict", "No all-reduce row of either " \
+                "implementation reaches half of it.")
         else if (above == 0)
-            sentence("RingCeilingVerdict", sprintf("The best all-reduce row " \
-                "of either implementation reaches %.2g\\,\\%% of it.",
-                100 * best / copy))
+            sentence("RingCeilingVerdict", "")
         else
             sentence("RingCeilingVerdict", sprintf("%d all-reduce %s above " \
                 "it, the largest at %s~bytes. The ceiling is a copy of " \
@@ -118,6 +143,67 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
             else collapse = 0
         sentence("RingMpiCollapses", collapse ? 1 : 0)
         sentence("RingCollapseMib", collapse ? collapse / 1048576 : 0)
+        # How far behind: the smallest factor from the collapse on.
+        factor = 0
+        for (s = collapse; collapse && s <= largest; s *= 2)
+            if (!factor || bw["ring", s] / bw["mpi", s] < factor)
+                factor = bw["ring", s] / bw["mpi", s]
+        sentence("RingCollapseSentence", collapse ? sprintf("From " \
+            "%d~MiB on, the ring runs at least %.2g times as fast as MPICH " \
+            "(at %d~MiB, %.3g against %.3g~GB/s).", collapse / 1048576,
+            factor, collapse / 1048576, bw["ring", collapse],
+            bw["mpi", collapse]) : "")
+        sentence("RingNoCollapseSentence", sprintf("At the largest size " \
+            "MPICH runs at %.3g~GB/s and the ring at %.3g~GB/s.",
+            bw["mpi", largest], bw["ring", largest]))
+        # The faults of the largest size: the half a rank receives into a
+        # fresh scratch buffer, page by page, at the first-touch rate.
+        half_pages = largest / 2 / page
+        fault_ms = 1e3 * f["mpi", largest] * page / (touch * 1e9)
+        gap_ms = 1e3 * (t["mpi", largest] - heap_t)
+        sentence("RingFaultArithmetic", sprintf("The faults are the pages " \
+            "of the half of the buffer that a rank receives into its fresh " \
+            "scratch buffer, %d~MiB of %d~KiB pages, %s of them; at the " \
+            "first-touch rate they cost about %s~ms of the %s~ms by which " \
+            "the call is slower than with the heap kept, below.",
+            largest / 2 / 1048576, page / 1024, grouped(half_pages),
+            num(fault_ms), num(gap_ms)))
+        if (touch > 0 && touch < copy / 10)
+            sentence("RingSlowTouch", sprintf(" Fresh memory comes slowly " \
+                "here: a first touch runs at 1/%.0f of the copy%s, so the " \
+                "fall is steeper than on a machine that hands out pages " \
+                "faster.", copy / touch, vm ? ", and this " \
+                "machine runs under a hypervisor, where every fault of a " \
+                "guest can cost the host work as well" : ""))
+        else
+            sentence("RingSlowTouch", "")
+        # The best large row for the drill, and whether the best of all was
+        # a cached one.
+        sentence("RingLargeBestOfMemcpy", sprintf("%.2g\\,\\%%",
+                 100 * ring_large / copy))
+        sentence("RingBestCachedClause", cached ? sprintf("; its best row " \
+            "of all, %.2g\\,\\%%, was a buffer of %s~bytes, which stays " \
+            "in the caches", 100 * ring_best / copy, grouped(ring_best_size)) \
+            : "")
+        # The smallest size: can the two be told apart?
+        rs = smallest
+        if (lo["ring", rs] <= hi["mpi", rs] && lo["mpi", rs] <= hi["ring", rs])
+            sentence("RingSmallSentence", sprintf("the ring%ss two steps " \
+                "cost %s~µs and MPICH%ss call %s~µs, but the spreads of " \
+                "their batches overlap (%s to %s~µs against %s to " \
+                "%s~µs), so at %d~bytes the two cannot be told apart.",
+                q, num(1e6 * t["ring", rs]), q, num(1e6 * t["mpi", rs]),
+                num(1e6 * lo["ring", rs]), num(1e6 * hi["ring", rs]),
+                num(1e6 * lo["mpi", rs]), num(1e6 * hi["mpi", rs]), rs))
+        else
+            sentence("RingSmallSentence", sprintf("at %d~bytes the ring%ss " \
+                "two steps cost %s~µs and MPICH%ss call %s~µs, and the " \
+                "spreads of their batches do not overlap (%s to %s~µs " \
+                "against %s to %s~µs): %s is faster here.", rs, q,
+                num(1e6 * t["ring", rs]), q, num(1e6 * t["mpi", rs]),
+                num(1e6 * lo["ring", rs]), num(1e6 * hi["ring", rs]),
+                num(1e6 * lo["mpi", rs]), num(1e6 * hi["mpi", rs]),
+                t["ring", rs] < t["mpi", rs] ? "the ring" : "MPICH"))
         pages = f["mpi", largest]
         sentence("RingMpiLargestMs", sprintf("%.3g", 1e3 * t["mpi", largest]))
         sentence("RingHeapGain", sprintf("%.2g", heap / bw["mpi", largest]))
@@ -125,9 +211,13 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
         ratio = bw["ring", largest] / heap
         if (ratio <= 1.5 && ratio >= 1 / 1.5)
             sentence("RingHeapVerdict", sprintf("With the heap kept, MPICH%ss " \
-                "%.3g~GB/s is within a factor of 1.5 of the ring%ss %.3g~GB/s: " \
+                "%.3g~GB/s is %.2g\\,\\%% %s the ring%ss %.3g~GB/s: " \
                 "at large sizes the table compares allocators, not " \
-                "algorithms.", q, heap, q, bw["ring", largest]))
+                "algorithms.", q, heap,
+                100 * (heap > bw["ring", largest] ? heap / bw["ring", largest] - 1 \
+                                                  : 1 - heap / bw["ring", largest]),
+                heap > bw["ring", largest] ? "above" : "below", q,
+                bw["ring", largest]))
         else if (ratio < 1)
             sentence("RingHeapVerdict", sprintf("With the heap kept, MPICH " \
                 "runs at %.3g~GB/s, faster than the ring%ss %.3g~GB/s by a " \
@@ -179,7 +269,7 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
     echo blocking; runs_of step_seconds_median blocking
     echo compute; runs_of step_seconds_median compute
     echo waited; runs_of exposed_seconds 2
-} | awk -v tokens="$(field tokens_per_step "$data/07-dp-1-1.json")" '
+} | awk -v tokens="$(field tokens_per_step "$data/07-dp-1-1.json")" -v q="'" '
     /^[a-z]/ { name = $1; next }
     { v[name, ++n[name]] = $1 }
     function median(name,   i, j, k, x, a) {
@@ -225,6 +315,40 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
         macro("DpTwoTokens", grouped(2 * tokens / two))
         macro("DpBlockingTokens", grouped(2 * tokens / blocking))
         macro("DpEfficiency", sprintf("%.0f", 100 * one / two))
+        # The five single-rank runs, slowest and fastest, in tokens/s.
+        lo = hi = v["one", 1]
+        for (i = 2; i <= n["one"]; i++) {
+            if (v["one", i] < lo) lo = v["one", i]
+            if (v["one", i] > hi) hi = v["one", i]
+        }
+        macro("DpOneTokensLow", grouped(tokens / hi))
+        macro("DpOneTokensHigh", grouped(tokens / lo))
+        # Is the overlapped step slower than the blocking one?
+        macro("DpOverlapCompare", sprintf("The overlapped run moved %s " \
+              "tokens/s and the blocking run %s: %s", grouped(2 * tokens / two),
+              grouped(2 * tokens / blocking), two > blocking \
+              ? sprintf("the overlapped step was slower than the blocking " \
+                        "one, not faster, by %s~ms%s.", ms(two - blocking),
+                        two - blocking <= noise ? ", within the spread of " \
+                        "the runs" : "") \
+              : sprintf("the overlapped step was faster than the blocking " \
+                        "one by %s~ms%s.", ms(blocking - two),
+                        blocking - two <= noise ? ", within the spread of " \
+                        "the runs" : "")))
+        # Are two ranks without an all-reduce already slower than one rank?
+        spread = range("one"); if (range("compute") > spread) spread = range("compute")
+        if (compute - one > spread)
+            macro("DpSharing", sprintf("Two ranks with no all-reduce at all " \
+                  "already take %s~ms a step against one rank%ss %s~ms, more " \
+                  "than the runs differ among themselves: the two ranks share " \
+                  "the machine (its memory, its caches and whatever else runs " \
+                  "on it), and each runs slower for it.", ms(compute), q,
+                  ms(one)))
+        else
+            macro("DpSharing", sprintf("Two ranks with no all-reduce at all " \
+                  "take %s~ms a step against one rank%ss %s~ms, a difference " \
+                  "within what the runs differ among themselves.", ms(compute),
+                  q, ms(one)))
         if (comm <= noise) {
             macro("DpHidden", "--")
             macro("DpOverlapVerdict", "The all-reduce adds no more to a step " \

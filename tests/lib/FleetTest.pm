@@ -107,7 +107,7 @@ sub read_macros {
 }
 
 # A number as a macro prints it: (value, half a unit in its last place),
-# with its unit applied. Handles 1,023 and 0.9766 and 25\,GB and 40\,\% and
+# with its unit applied. Handles 1,023 and 0.9766 and -0.626 and 25\,GB and 40\,\% and
 # \ensuremath{1.23\times10^{15}}; returns () for anything else.
 my %unit = (B => 1, kB => 1e3, MB => 1e6, GB => 1e9, TB => 1e12, PB => 1e15,
             '%' => 1);
@@ -115,9 +115,9 @@ sub printed_number {
     my ($text) = @_;
     return () unless defined $text;
     my ($mantissa, $exponent, $rest);
-    if ($text =~ /^\\ensuremath\{([\d.]+)\\times10\^\{(-?\d+)\}\}(.*)$/) {
+    if ($text =~ /^\\ensuremath\{(-?[\d.]+)\\times10\^\{(-?\d+)\}\}(.*)$/) {
         ($mantissa, $exponent, $rest) = ($1, $2, $3);
-    } elsif ($text =~ /^(\d[\d,]*(?:\.\d+)?)(.*)$/) {
+    } elsif ($text =~ /^(-?\d[\d,]*(?:\.\d+)?)(.*)$/) {
         ($mantissa, $exponent, $rest) = ($1, 0, $2);
         $mantissa =~ s/,//g;
     } else {
