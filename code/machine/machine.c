@@ -410,13 +410,13 @@ int main(int argc, char **argv)
           "for latency", 8, NULL, 0 },
         { "--bandwidth-bytes", OPT_COUNT, 1e9, "size of the ping-pong message "
           "for bandwidth", 16777216, NULL, 0 },
-        { "--output", OPT_PATH, 0, "write the figures as JSON to this file "
+        { "--output", OPT_OUTPUT, 0, "write the figures as JSON to this file "
           "(atomically)", 0, NULL, 0 },
         { "--latex", OPT_NAME, 0, "also write LaTeX macros \\<PREFIX><Field> "
           "(needs --latex-output)", 0, NULL, 0 },
-        { "--latex-output", OPT_PATH, 0, "the file for the --latex macros",
+        { "--latex-output", OPT_OUTPUT, 0, "the file for the --latex macros",
           0, NULL, 0 },
-        { "--transcript", OPT_PATH, 0, "write the readable table here, not "
+        { "--transcript", OPT_OUTPUT, 0, "write the readable table here, not "
           "to standard output", 0, NULL, 0 },
         { "--help", OPT_SWITCH, 0, "print this help and exit", 0, NULL, 0 },
         { NULL, 0, 0, NULL, 0, NULL, 0 }
