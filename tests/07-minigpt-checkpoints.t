@@ -32,12 +32,6 @@ sub spew {
     close $fh or die;
 }
 
-sub files_in {
-    my ($d) = @_;
-    opendir(my $dh, $d) or die;
-    return sort grep { !/^\.\.?$/ } readdir $dh;
-}
-
 # FNV-1a, 64 bits, without relying on integer overflow: the prime is
 # 2^40 + 435, so h·prime mod 2^64 is assembled from 32-bit halves.
 sub fnv1a {
@@ -164,16 +158,8 @@ my @train = (minigpt_flags(%model), '--steps', $S, '--eval-every', 100);
 # stdout, and no --output file.
 sub refused {
     my ($name, $binary, $path, @flags) = @_;
-    my $out_dir = tempdir(CLEANUP => 1);
-    my ($status, $out, $err) = run($binary, qw(--quiet --steps 10), @flags,
-                                   '--resume', $path, '--output', "$out_dir/report.txt");
-    is($status, 2, "$name: exit status 2");
-    is($out, '', "$name: nothing on stdout");
-    my $lines = () = $err =~ /\n/g;
-    is($lines, 1, "$name: one line on stderr") or diag $err;
-    like($err, qr/^minigpt: --resume: .*\n\z/, "$name: the line names --resume");
-    is_deeply([files_in($out_dir)], [], "$name: no output file");
-    return $err;
+    return refused_run($name, qr/^minigpt: --resume: .*\n\z/, $binary,
+                       qw(--quiet --steps 10), @flags, '--resume', $path);
 }
 
 my @small = minigpt_flags(%small);

@@ -12,31 +12,16 @@ use FleetTest;
 use File::Temp qw(tempdir);
 use Test::More;
 
+# A refused command line: refused_run with the binary first.
+sub refused {
+    my ($name, $binary, $must, @args) = @_;
+    return refused_run($name, $must, $binary, @args);
+}
 
 my $minigpt = root() . '/build/bin/minigpt';
 my $fp64 = root() . '/build/bin/minigpt-fp64';
 my $bench = root() . '/build/bin/matmul-bench';
 ok(-x $_, "$_ is built") or BAIL_OUT("no $_") for $minigpt, $fp64, $bench;
-
-sub files_in {
-    my ($d) = @_;
-    opendir(my $dh, $d) or die;
-    return sort grep { !/^\.\.?$/ } readdir $dh;
-}
-
-# Run a refused command line with --output; $must is a pattern the one line
-# must match (the flag or flags it names).
-sub refused {
-    my ($name, $binary, $must, @args) = @_;
-    my $dir = tempdir(CLEANUP => 1);
-    my ($status, $out, $err) = run($binary, @args, '--output', "$dir/out.txt");
-    is($status, 2, "$name: exit status 2");
-    is($out, '', "$name: nothing on stdout");
-    my $lines = () = $err =~ /\n/g;
-    is($lines, 1, "$name: one line on stderr") or diag $err;
-    like($err, $must, "$name: the line names the flag");
-    is_deeply([files_in($dir)], [], "$name: no output file");
-}
 
 # ----------------------------------------------------------- bad values --
 my @counts = qw(--layers --hidden --heads --seq --batch --vocab --steps

@@ -30,12 +30,6 @@ my $fp64 = root() . '/build/bin/minigpt-fp64';
 ok(-x $_, "$_ is built") or BAIL_OUT("no $_") for $minigpt, $fp64;
 my $dir = tempdir(CLEANUP => 1);
 
-sub files_in {
-    my ($d) = @_;
-    opendir(my $dh, $d) or die "$d: $!";
-    return sort grep { !/^\.\.?$/ } readdir $dh;
-}
-
 # ------------------------------------------------ reading the files here --
 # A checkpoint of format 2: header words, the schedule, and the arrays.
 sub read_checkpoint {
@@ -223,15 +217,7 @@ use JSON::PP ();
 # ------------------------------------------------ resuming, or refusing --
 sub refused {
     my ($name, $must, @args) = @_;
-    my $out_dir = tempdir(CLEANUP => 1);
-    my ($status, $out, $err) = run($minigpt, @args, '--output', "$out_dir/out.txt");
-    is($status, 2, "$name: exit status 2");
-    is($out, '', "$name: nothing on stdout");
-    my $lines = () = $err =~ /\n/g;
-    is($lines, 1, "$name: one line on stderr") or diag $err;
-    like($err, $must, "$name: the line says why");
-    is_deeply([files_in($out_dir)], [], "$name: no output file");
-    return $err;
+    return refused_run($name, $must, $minigpt, @args);
 }
 {
     my ($status, undef, $err) = run($minigpt, @tiny, '--steps', 5, '--save', "$dir/five.ckpt");

@@ -10,7 +10,7 @@ use Test::More ();
 use Exporter qw(import);
 our @EXPORT = qw(root run fleet_json close_to pdf_text slurp read_macros
                  printed_number macro_agrees minigpt_params minigpt_flags
-                 same_files different_files);
+                 same_files different_files files_in refused_run);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -156,6 +156,30 @@ sub minigpt_params {
 sub minigpt_flags {
     my (%c) = @_;
     return map { ("--$_", $c{$_}) } sort keys %c;
+}
+
+# The names in a folder, without . and .., sorted.
+sub files_in {
+    my ($d) = @_;
+    opendir(my $dh, $d) or die "$d: $!";
+    return sort grep { !/^\.\.?$/ } readdir $dh;
+}
+
+# Run a command line that must be refused, with --output into a fresh
+# folder: exit status 2, nothing on standard output, one line on standard
+# error matching $must, and no output file. Returns that line.
+sub refused_run {
+    my ($name, $must, @command) = @_;
+    require File::Temp;
+    my $dir = File::Temp::tempdir(CLEANUP => 1);
+    my ($status, $out, $err) = run(@command, '--output', "$dir/out.txt");
+    Test::More::is($status, 2, "$name: exit status 2");
+    Test::More::is($out, '', "$name: nothing on stdout");
+    my $lines = () = $err =~ /\n/g;
+    Test::More::is($lines, 1, "$name: one line on stderr") or Test::More::diag($err);
+    Test::More::like($err, $must, "$name: the line says why");
+    Test::More::is_deeply([files_in($dir)], [], "$name: no output file");
+    return $err;
 }
 
 1;
