@@ -180,7 +180,6 @@ Params unit_view(const Model *m, real *flat, int unit)
             *param_tensor(&v, t) = flat + offset[t];
     return v;
 }
-
 Params unit_packed(const Model *m, real *packed, int unit)
 {
     size_t offset[PARAM_TENSORS], count[PARAM_TENSORS];
@@ -236,8 +235,9 @@ static BlockActivations block_activations(Model *m, int l, int B)
 
 static Params weights_of(Model *m, int unit)
 {
-    return m->weights_needed != NULL ? m->weights_needed(m->hook_context, unit)
-                                     : unit_view(m, m->params_memory, unit);
+    if (m->weights_needed != NULL)
+        return m->weights_needed(m->hook_context, unit);
+    return unit_view(m, m->params_memory, unit);
 }
 
 double model_forward(Model *m, const int *inputs, const int *targets, int B)
@@ -296,9 +296,9 @@ static void announce(Model *m, int layer);
 
 static Params gradients_of(Model *m, int unit)
 {
-    return m->gradients_needed != NULL
-         ? m->gradients_needed(m->hook_context, unit)
-         : unit_view(m, m->grads_memory, unit);
+    if (m->gradients_needed != NULL)
+        return m->gradients_needed(m->hook_context, unit);
+    return unit_view(m, m->grads_memory, unit);
 }
 
 void model_backward(Model *m, const int *inputs, const int *targets, int B,
@@ -356,8 +356,8 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
           encoder_backward(de.wte, de.wpe, g->dres, inputs, B, T, C));
     announce(m, -1);
 }
-static void announce(Model *m, int layer)
+static void announce(Model *m, int unit)
 {
     if (m->gradients_ready != NULL)
-        m->gradients_ready(m->hook_context, layer);
+        m->gradients_ready(m->hook_context, unit);
 }
