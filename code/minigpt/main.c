@@ -32,7 +32,8 @@ int main(int argc, char **argv)
           NULL, 0 },
         { "--save", OPT_PATH, 0, "write a checkpoint here (at the end, and "
           "every --save-every steps)", 0, NULL, 0 },
-        { "--save-every", OPT_COUNT, 1e7, "steps between checkpoints", 0, NULL, 0 },
+        { "--save-every", OPT_COUNT, 1e7, "steps between checkpoints", 0, NULL,
+          0 },
         { "--resume", OPT_PATH, 0, "continue from this checkpoint", 0, NULL, 0 },
         { "--log", OPT_PATH, 0, "write a CSV line per step here", 0, NULL, 0 },
         { "--profile", OPT_PATH, 0, "write seconds per step by operation here",
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
 static int run(const char *command, Option *options, int rank, int ranks)
 {
     Settings set;
-    int saved = streams_silence(rank == 0);    /* every rank checks; one says */
+    int saved = streams_silence(rank == 0);  /* every rank checks; one says */
     int invalid = read_settings(command, options, rank, ranks, &set);
     streams_restore(saved);
     if (invalid)

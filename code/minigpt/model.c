@@ -199,8 +199,9 @@ void model_init_weights(const Model *m, real *params, uint64_t seed)
         real std = 0.02f;
         if (strcmp(name, "proj_w") == 0 || strcmp(name, "fcproj_w") == 0)
             std /= sqrt(2.0f * (real)m->config.layers);
-        int is_scale = strstr(name, "ln") != NULL && name[strlen(name) - 1] == 'w';
-        int is_bias = name[strlen(name) - 1] == 'b';
+        char last = name[strlen(name) - 1];
+        int is_scale = strstr(name, "ln") != NULL && last == 'w';
+        int is_bias = last == 'b';
         for (size_t i = 0; i < m->param_size[t]; i++)
             p[i] = is_scale ? 1.0f : is_bias ? 0.0f : std * rng_normal(&rng);
         p += m->param_size[t];
@@ -271,7 +272,8 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
               layernorm_forward(k.ln2, k.ln2_mean, k.ln2_rstd, k.res2, w.ln2_w,
                                 w.ln2_b, N, C));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, k.fch, k.ln2, w.fc_w, w.fc_b, N, C, 4 * C, flops));
+              matmul_forward(&m->gemm, k.fch, k.ln2, w.fc_w, w.fc_b, N, C, 4 * C,
+                             flops));
         TIMED(m, OP_GELU, 0, gelu_forward(k.fch_gelu, k.fch, 4 * NC));
         TIMED(m, OP_MATMUL, 0,
               matmul_forward(&m->gemm, a->scratch, k.fch_gelu, w.fcproj_w, w.fcproj_b,
@@ -341,8 +343,8 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
               matmul_backward(&m->gemm, g->dtmp, dw.proj_w, dw.proj_b, g->dres, k.atty,
                               w.proj_w, N, C, C, flops));
         TIMED(m, OP_ATTENTION, 1,
-              attention_backward(g->dqkv, g->datt_row, g->dtmp, k.qkv, k.att, B, T, C, H,
-                                 flops));
+              attention_backward(g->dqkv, g->datt_row, g->dtmp, k.qkv, k.att, B, T, C,
+                                 H, flops));
         TIMED(m, OP_MATMUL, 1,
               matmul_backward(&m->gemm, g->dtmp, dw.qkv_w, dw.qkv_b, g->dqkv, k.ln1,
                               w.qkv_w, N, C, 3 * C, flops));

@@ -50,7 +50,8 @@ void report_run(Report *r, const Model *m, const Settings *set,
                        const RunSummary *s, const char *cpu)
 {
     ModelConfig c = m->config;
-    double tokens = (double)set->batch * c.seq, steps = s->steps > 0 ? s->steps : 1;
+    double tokens = (double)set->batch * c.seq;
+    double steps = s->steps > 0 ? s->steps : 1;
     double rank_tokens = tokens / set->dp;       /* the work of one rank */
     double N = (double)m->params_count, L = c.layers, C = c.hidden;
     double word = sizeof(real);                     /* 4, or 8 in fp64 */
@@ -68,7 +69,8 @@ void report_run(Report *r, const Model *m, const Settings *set,
     for (int op = 0; op < OPS; op++) {
         all += s->tally.seconds[op][0] + s->tally.seconds[op][1];
         if (op == OP_MATMUL)
-            matmul = (s->tally.seconds[op][0] + s->tally.seconds[op][1]) / steps;
+            matmul = (s->tally.seconds[op][0] + s->tally.seconds[op][1])
+                   / steps;
     }
     all /= steps;
     report_text(r, "cpu", cpu);
@@ -113,7 +115,8 @@ void report_run(Report *r, const Model *m, const Settings *set,
                                 : "measured in this run");
     report_add(r, "mfu", FIELD_FRACTION, timed ? flops / step / s->peak : 0);
     report_add(r, "matmul_ms", FIELD_REAL, 1e3 * matmul);
-    report_add(r, "matmul_fraction", FIELD_FRACTION, all > 0 ? matmul / all : 0);
+    report_add(r, "matmul_fraction", FIELD_FRACTION,
+               all > 0 ? matmul / all : 0);
     report_add(r, "matmul_flops", FIELD_SCI,
                matmul > 0 ? 6 * matmul_params(c) * rank_tokens / matmul : 0);
     if (set->machine != NULL) {           /* what the machine file adds */
@@ -218,7 +221,8 @@ void print_run(FILE *out, const Report *r, const char *cpu,
     fprintf(out, "  step         = %s tokens; %s s in all\n",
             grouped(F("tokens_per_step")).s, sig(F("seconds"), 3).s);
     fprintf(out, "FLOPs per step = %s counted = %s matrices + %s attention\n",
-            sci(F("flops_per_step"), 3).s, sci(F("flops_matmul_per_step"), 3).s,
+            sci(F("flops_per_step"), 3).s,
+            sci(F("flops_matmul_per_step"), 3).s,
             sci(F("flops_attention_per_step"), 3).s);
     fprintf(out, "  6N per step  = %s (counts embeddings, biases; no "
             "attention)\n", sci(F("flops_six_n_per_step"), 3).s);

@@ -28,7 +28,8 @@ int gradcheck(Model *m, const Language *lang, const Settings *set,
     if (table)
         fprintf(table, "gradcheck: central differences with h = %g at %d "
                 "entries of each tensor\n\n%-10s %14s %14s\n", gradcheck_h,
-                GRADCHECK_ENTRIES, "tensor", "max |gradient|", "max rel. error");
+                GRADCHECK_ENTRIES, "tensor", "max |gradient|",
+                "max rel. error");
     double worst = 0.0;
     const char *worst_name = param_names[0];
     size_t offset = 0;
@@ -62,8 +63,9 @@ int gradcheck(Model *m, const Language *lang, const Settings *set,
     }
     int ok = worst <= gradcheck_tolerance;
     if (table)
-        fprintf(table, "\nlargest relative error %.2e in %s (tolerance %g): %s\n",
-                worst, worst_name, gradcheck_tolerance, ok ? "OK" : "FAIL");
+        fprintf(table, "\nlargest relative error %.2e in %s (tolerance %g): "
+                "%s\n", worst, worst_name, gradcheck_tolerance,
+                ok ? "OK" : "FAIL");
     else {
         Report r = { .count = 0 };
         report_add(&r, "max_relative_error", FIELD_SCI, worst);
