@@ -16,7 +16,6 @@ const char *const act_names[ACT_TENSORS] = {
     "ln2", "ln2_mean", "ln2_rstd", "fch", "fch_gelu", "res3", "lnf",
     "lnf_mean", "lnf_rstd", "probs", "losses", "scratch"
 };
-
 static void param_sizes(ModelConfig c, size_t *size)
 {
     size_t V = (size_t)c.vocab, T = (size_t)c.seq, L = (size_t)c.layers;

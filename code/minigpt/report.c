@@ -47,7 +47,7 @@ static double matmul_params(ModelConfig c)
 }
 
 void report_run(Report *r, const Model *m, const Settings *set,
-                       const RunSummary *s, const char *cpu)
+                const RunSummary *s, const char *cpu)
 {
     ModelConfig c = m->config;
     double tokens = (double)set->batch * c.seq;
@@ -188,7 +188,7 @@ static const char *text_field(const Report *r, const char *key)
 }
 
 void print_run(FILE *out, const Report *r, const char *cpu,
-                      const Settings *set)
+               const Settings *set)
 {
 #define F(key) field(r, key)
     fprintf(out, "minigpt: %s %s, hidden %s, %s %s, context %s, "

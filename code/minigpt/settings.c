@@ -5,7 +5,7 @@
 #include "trainer.h"
 
 int read_settings(const char *command, Option *o, int rank, int ranks,
-                         Settings *set)
+                  Settings *set)
 {
     *set = (Settings){
         .config = { (int)option_number(o, "--layers"),

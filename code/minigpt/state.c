@@ -204,7 +204,7 @@ static int write_manifest(const char *path, const Model *m,
 _Static_assert(sizeof(int) == 4, "the tokens are written as <i4");
 
 int dump_state(Model *m, const Language *lang, Settings *set,
-                      const TrainingState *s, Option *options)
+               const TrainingState *s, Option *options)
 {
     const char *command = "minigpt", *dir = set->dump;
     int B = set->batch, T = set->config.seq;
@@ -345,7 +345,7 @@ static int write_checkpoint(Model *m, Settings *set, const TrainingState *s,
 
 /* The same, then the copies that --keep-checkpoints keeps. */
 int save_checkpoint(Model *m, Settings *set, const TrainingState *s,
-                           char *why, size_t why_size)
+                    char *why, size_t why_size)
 {
     int status = write_checkpoint(m, set, s, why, why_size);
     if (status == 0 && set->rank == 0 && set->keep > 0)
@@ -355,7 +355,7 @@ int save_checkpoint(Model *m, Settings *set, const TrainingState *s,
 }
 
 int load_checkpoint(Model *m, Settings *set, TrainingState *s,
-                           char *why, size_t why_size)
+                    char *why, size_t why_size)
 {
     if (set->parallel.stage > 0)
         return sharded_load(&set->parallel, set->resume, s, why, why_size);
@@ -373,7 +373,7 @@ TrainingState fresh_state(const Settings *set)
 /* 0 when the checkpoint in *s may go on under this run's flags, and then
    *s takes their schedule; 2 after one line (from rank 0) saying why not. */
 int resume_schedule(const char *command, const Settings *set,
-                           TrainingState *s, int speak)
+                    TrainingState *s, int speak)
 {
     TrainingState want = fresh_state(set);
     const AdamW *a = &s->optimizer, *b = &want.optimizer;

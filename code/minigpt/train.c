@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +61,7 @@ int print_sample(const Settings *set, int n, Option *options)
     return output_commit(&out, "minigpt");
 }
 double batch_gradient(Model *m, const Batch *b, int B, int micro,
-                             real share)
+                      real share)
 {
     int T = m->config.seq, per = B / micro;
     double loss = 0.0;
@@ -95,7 +95,7 @@ AdamW adamw_settings(real lr)
 
 /* Clip and step; returns the gradient's norm before clipping. */
 real optimizer_step(Model *m, const AdamW *opt, real lr, int step,
-                           Settings *set)
+                    Settings *set)
 {
     if (set->parallel.stage > 0)
         return sharded_step(&set->parallel, opt, lr, step);
@@ -121,7 +121,7 @@ enum { VALIDATION_BATCHES = 4 };
 /* Mean loss over fixed validation batches; the tally is left as it was, so
    that evaluation does not count as training work. */
 double validation_loss(Model *m, const Language *lang, uint64_t seed,
-                              int B)
+                       int B)
 {
     Tally saved = m->tally;
     Rng rng = validation_rng(seed);

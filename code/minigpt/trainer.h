@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file. */
 #ifndef TRAINER_H
 #define TRAINER_H
 
@@ -20,6 +20,23 @@ typedef struct {
     int allow_schedule_change; /* --allow-schedule-change              */
     DataParallel parallel;
 } Settings;
+/* 0 if the paths of the flags can all be used as asked, 2 after one line. */
+int check_state_paths(const char *command, Option *o);
+/* --dump: the state, the first batch, its loss and gradients; 0 or 2. */
+int dump_state(Model *m, const Language *lang, Settings *set,
+               const TrainingState *s, Option *options);
+/* Step 0 of the schedule the flags ask for. */
+TrainingState fresh_state(const Settings *set);
+/* 0 when the checkpoint in *s may go on under this run's flags. */
+int resume_schedule(const char *command, const Settings *set,
+                    TrainingState *s, int speak);
+/* Write --save (and the kept copies) from any layout; 0 on success. */
+int save_checkpoint(Model *m, Settings *set, const TrainingState *s,
+                    char *why, size_t why_size);
+/* Read --resume into any layout; 0 on success. */
+int load_checkpoint(Model *m, Settings *set, TrainingState *s,
+                    char *why, size_t why_size);
+enum { LOG_DIGITS = sizeof(real) == 8 ? 17 : 9 };
 typedef struct {
     int *inputs;     /* (B, T) */
     int *targets;    /* (B, T) */
@@ -42,23 +59,6 @@ int gradcheck(Model *m, const Language *lang, const Settings *set,
 int verify(Model *m, const Language *lang, Settings *set, Option *options);
 int train(Model *m, const Language *lang, Settings *set,
           TrainingState *state, Option *options);
-/* 0 if the paths of the flags can all be used as asked, 2 after one line. */
-int check_state_paths(const char *command, Option *o);
-/* --dump: the state, the first batch, its loss and gradients; 0 or 2. */
-int dump_state(Model *m, const Language *lang, Settings *set,
-               const TrainingState *s, Option *options);
-/* Step 0 of the schedule the flags ask for. */
-TrainingState fresh_state(const Settings *set);
-/* 0 when the checkpoint in *s may go on under this run's flags. */
-int resume_schedule(const char *command, const Settings *set,
-                    TrainingState *s, int speak);
-/* Write --save (and the kept copies) from any layout; 0 on success. */
-int save_checkpoint(Model *m, Settings *set, const TrainingState *s,
-                    char *why, size_t why_size);
-/* Read --resume into any layout; 0 on success. */
-int load_checkpoint(Model *m, Settings *set, TrainingState *s,
-                    char *why, size_t why_size);
-enum { LOG_DIGITS = sizeof(real) == 8 ? 17 : 9 };
 int batch_alloc(Batch *b, int B, int T);
 void batch_free(Batch *b);
 /* B stretches of T + 1 tokens: the inputs, and the targets shifted by 1. */

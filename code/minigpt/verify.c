@@ -11,7 +11,7 @@ static const double gradcheck_h = sizeof(real) == 8 ? 1e-5 : 3e-3;
 static const double gradcheck_tolerance = sizeof(real) == 8 ? 1e-5 : 0.25;
 
 int gradcheck(Model *m, const Language *lang, const Settings *set,
-                     Option *options)
+              Option *options)
 {
     int B = set->batch, T = set->config.seq;
     Batch b;
@@ -82,6 +82,11 @@ int gradcheck(Model *m, const Language *lang, const Settings *set,
 }
 static const double verify_atol = 1e-6, verify_rtol = 1e-4;
 
+/* Rank 0's words and report; 0 when ok, 1 when not, 2 if it cannot. */
+static int print_verdict(const Settings *set, Option *options, int ok,
+                         double dloss, double dgrad, double dweight,
+                         double dmoment);
+
 /* The largest |got - want|; clears *ok where one exceeds atol plus
    verify_rtol of the reference. */
 static double largest_difference(const real *got, const real *want,
@@ -98,7 +103,7 @@ static double largest_difference(const real *got, const real *want,
 }
 
 int verify(Model *m, const Language *lang, Settings *set,
-                  Option *options)
+           Option *options)
 {
     int B = set->batch, T = set->config.seq;
     size_t N = m->params_count;
@@ -151,12 +156,17 @@ int verify(Model *m, const Language *lang, Settings *set,
     }
     model_free(&ref);
     free(got);
-    Output out;
-    if (set->rank != 0) {                    /* rank 0 speaks for all */
-        batch_free(&b);
+    batch_free(&b);
+    if (set->rank != 0)                      /* rank 0 speaks for all */
         return ok ? 0 : 1;
-    }
-    Output transcript;
+    return print_verdict(set, options, ok, dloss, dgrad, dweight, dmoment);
+}
+static int print_verdict(const Settings *set, Option *options, int ok,
+                         double dloss, double dgrad, double dweight,
+                         double dmoment)
+{
+    int B = set->batch;
+    Output out, transcript;
     const char *transcript_path = option_text(options, "--transcript");
     if (output_open(&out, "minigpt", options) != 0
         || (transcript_path != NULL
@@ -201,8 +211,8 @@ int verify(Model *m, const Language *lang, Settings *set,
                 "%g·|reference|: %s\n", verify_atol, verify_rtol, verify_rtol,
                 ok ? "OK" : "FAIL");
     }
-    batch_free(&b);
-    if ((transcript_path != NULL && output_commit(&transcript, "minigpt") != 0)
+    if ((transcript_path != NULL
+         && output_commit(&transcript, "minigpt") != 0)
         || output_commit(&out, "minigpt") != 0)
         return 2;
     return ok ? 0 : 1;
