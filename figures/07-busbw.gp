@@ -1,4 +1,4 @@
-# Tangled from chapters/07-data-parallel.nw; edit the chapter, not this file.
+# Tangled from chapters/95-parallel-plumbing.nw; edit the chapter, not this file.
 # All-reduce bus bandwidth against size: ring, MPICH, and memcpy.
 set datafile separator ','
 set logscale x 2

@@ -1,4 +1,4 @@
-# Tangled from chapters/08-sharded-state.nw; edit the chapter, not this file.
+# Tangled from chapters/95-parallel-plumbing.nw; edit the chapter, not this file.
 # minigpt's training state per rank against ranks: formula lines, measured
 # points (filled: the state; open: with the buffers).
 set datafile separator ','

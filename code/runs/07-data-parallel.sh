@@ -1,4 +1,4 @@
-# Tangled from chapters/07-data-parallel.nw; edit the chapter, not this file.
+# Tangled from chapters/95-parallel-plumbing.nw; edit the chapter, not this file.
 # usage: sh code/runs/07-data-parallel.sh BUILD_DIR
 set -eu
 bin="$1/bin"
