@@ -230,6 +230,36 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
                 "factor of %.2g: the allocator explains MPICH%ss fall, but " \
                 "not the whole of the difference.", heap, q,
                 bw["ring", largest], ratio, q))
+        frac = ring_large / copy
+        if (frac >= 0.5)
+            sentence("RingMeansBandwidth", sprintf("On this machine the ring " \
+                "carried buffers of 16~MiB and more at %.2g\\,\\%% of the rate " \
+                "at which one core copies memory, within a factor of two of " \
+                "that ceiling: what limits a large all-reduce is the medium " \
+                "the bytes cross, and only a faster medium would make it much " \
+                "faster.", 100 * frac))
+        else
+            sentence("RingMeansBandwidth", sprintf("On this machine the ring " \
+                "carried buffers of 16~MiB and more at only %.2g\\,\\%% of the " \
+                "rate at which one core copies memory. The ring already sends " \
+                "the fewest bytes that messages between ranks allow, so the " \
+                "gap is in how the bytes cross: a message between processes " \
+                "passes through memory more than once, and the ranks add as " \
+                "well as copy.", 100 * frac))
+        if (collapse)
+            sentence("RingMeansAllocator", sprintf("The second lesson is " \
+                "that a slower row has found a cost, not yet its cause. From " \
+                "%d~MiB on MPICH fell behind a ring that sends the same bytes, " \
+                "and the cause was fresh pages on every call: the page faults " \
+                "counted it, and the same call with the heap kept ran %s times " \
+                "faster.", collapse / 1048576,
+                sprintf("%.2g", heap / bw["mpi", largest])))
+        else
+            sentence("RingMeansAllocator", "The second lesson is that two " \
+                "implementations of the same bytes run at the same pace once " \
+                "the buffers are large: here MPICH never fell to a third of " \
+                "the ring from 1~MiB on, so nothing but the algorithms and the " \
+                "medium separates them.")
         sentence("RingTwoLargestMs", sprintf("%.3g", 1e3 * t["ring", largest]))
         sentence("RingFourPredictedMs",
                  sprintf("%.3g", 1e3 * 1.5 * t["ring", largest]))
@@ -364,4 +394,39 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
                   : hidden >= 0.1 ? "it hid part of the communication" \
                   : "it hid little or none of the communication"))
         }
+        lost = two - one; shared = compute - one; added = two - compute
+        if (lost <= noise)
+            macro("DpMeansScaling", sprintf("A step on two ranks took as long " \
+                  "as a step on one, to within the %s~ms by which the runs " \
+                  "differ: two ranks did twice the work in the same time, as " \
+                  "data parallelism promises when the gradient is small beside " \
+                  "the compute.", ms(noise)))
+        else if (shared <= noise)
+            macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
+                  "longer than a step on one. Without the all-reduce the two " \
+                  "ranks ran as fast as one, to within the spread of the runs, " \
+                  "so what was lost is the all-reduce, as the overlapped run " \
+                  "paid for it.",
+                  ms(lost)))
+        else if (added <= noise)
+            macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
+                  "longer than a step on one, and the two ranks lost it with no " \
+                  "all-reduce at all, by sharing one machine: the all-reduce " \
+                  "itself added less than the runs differ.", ms(lost)))
+        else
+            macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
+                  "longer than a step on one: %s~ms of it the two ranks pay " \
+                  "with no all-reduce at all, by sharing one machine, and " \
+                  "%s~ms is the all-reduce that overlap did not hide.",
+                  ms(lost), ms(shared), ms(added)))
+        if (comm <= noise)
+            macro("DpMeansComm", sprintf("The gradient of this model is small: " \
+                  "its whole all-reduce, blocking, adds %s~ms to a step of " \
+                  "%s~ms of compute, less than the runs differ.", ms(comm),
+                  ms(compute)))
+        else
+            macro("DpMeansComm", sprintf("The gradient of this model is not " \
+                  "free: its whole all-reduce, blocking, adds %s~ms to a step " \
+                  "of %s~ms of compute, %.2g\\,\\%% more.", ms(comm),
+                  ms(compute), 100 * comm / compute))
     }' > "$numbers/07-dp.tex"
