@@ -290,6 +290,10 @@ for k in 1 2 3 4 5; do
     mpiexec $pin -n 2 $bin/minigpt $weak --machine "$1/machine.json" \
             --batch 16 --dp 2 --no-allreduce --output "$data/07-dp-compute-$k.json"
 done
+# The chapter shows the end of the first two-rank report: what the ranks did.
+sed -n '/^data parallel/,$p' "$transcripts/07-dp-2.txt" \
+    > "$transcripts/07-dp-2-ranks.txt"
+test -s "$transcripts/07-dp-2-ranks.txt"
 runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
     for k in 1 2 3 4 5; do field "$1" "$data/07-dp-$2-$k.json"; done
 }

@@ -17,6 +17,10 @@ for n in 1 2 4; do
                 --output "$data/08-zero-minigpt-$stage-$n.json"
     done
 done
+# The chapter shows the end of stage 3's report on four ranks: the shard.
+sed -n '/^sharded state/,$p' "$transcripts/08-zero-minigpt-3-4.txt" \
+    > "$transcripts/08-zero-minigpt-3-4-shard.txt"
+test -s "$transcripts/08-zero-minigpt-3-4-shard.txt"
 field() {        # the number after "KEY": in a JSON report
     awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
 }
