@@ -41,7 +41,8 @@ json() { echo "$data/08-zero-minigpt-$1-$2.json"; }
 awk -v psi="$(field params "$(json 0 1)")" 'BEGIN {
     print "ranks,stage0,stage1,stage2,stage3"
     for (n = 1; n <= 4.001; n += 0.05)
-        printf "%.2f,%.0f,%.0f,%.0f,%.0f\n", n, 16 * psi, 8 * psi + 8 * psi / n,
+        printf "%.2f,%.0f,%.0f,%.0f,%.0f\n", n, 16 * psi,
+               8 * psi + 8 * psi / n,
                4 * psi + 12 * psi / n, 16 * psi / n
 }' > "$data/08-zero-minigpt-formula.csv"
 {
