@@ -19,7 +19,7 @@ stats file using (strcol(1) eq 'memcpy' ? $7 : 1/0) nooutput
 copy = STATS_max
 stats file using (strcol(1) eq 'allreduce' ? $7 : 1/0) nooutput
 slowest = STATS_min
-set yrange [slowest / 2:copy * 30]     # two decades above the ceiling
+set yrange [slowest / 2:copy * 100]    # two decades above the ceiling
 plot rows('ring') using 3:7 with linespoints pt 7 ps 0.5 lw 2 \
          lc rgb '#4477aa' title 'ring', \
      rows('mpi') using 3:7 with linespoints pt 5 ps 0.5 lw 2 \

@@ -426,9 +426,9 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
         if (lost <= noise)
             macro("DpMeansScaling", sprintf("A step on two ranks took as long " \
                   "as a step on one, to within the %s~ms by which the runs " \
-                  "differ: two ranks did twice the work in the same time, as " \
-                  "data parallelism promises when the gradient is small beside " \
-                  "the compute.", ms(noise)))
+                  "differ, so these runs show no cost of the second rank: as " \
+                  "far as they can tell, two ranks did twice the work in the " \
+                  "same time.", ms(noise)))
         else if (shared <= noise)
             macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
                   "longer than a step on one. Without the all-reduce the two " \
@@ -448,13 +448,14 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
                   "%s~ms is the all-reduce that overlap did not hide.",
                   ms(lost), ms(shared), ms(added)))
         if (comm <= noise)
-            macro("DpMeansComm", sprintf("The gradient of this model is small: " \
-                  "its whole all-reduce, blocking, adds %s~ms to a step of " \
-                  "%s~ms of compute, less than the runs differ.", ms(comm),
-                  ms(compute)))
+            macro("DpMeansComm", sprintf("For this model the whole gradient%ss " \
+                  "all-reduce, blocking, adds %s~ms to a step of %s~ms of " \
+                  "compute, less than the runs differ among themselves: the " \
+                  "runs cannot tell its cost from the machine%ss noise.", q,
+                  ms(comm), ms(compute), q))
         else
-            macro("DpMeansComm", sprintf("The gradient of this model is not " \
-                  "free: its whole all-reduce, blocking, adds %s~ms to a step " \
-                  "of %s~ms of compute, %.2g\\,\\%% more.", ms(comm),
-                  ms(compute), 100 * comm / compute))
+            macro("DpMeansComm", sprintf("For this model the whole gradient%ss " \
+                  "all-reduce, blocking, adds %s~ms to a step of %s~ms of " \
+                  "compute, %.2g\\,\\%% more.", q, ms(comm), ms(compute),
+                  100 * comm / compute))
     }' > "$numbers/07-dp.tex"

@@ -95,8 +95,9 @@ awk -v psi="$(field params "$(json 0 1)")" 'BEGIN {
             if (worst > 0.01)
                 fail(sprintf("a rank held %.2g %% more or less than the " \
                      "formula", 100 * worst))
-            macro("MgZeroMeansHeld", worst == 0 ? "exactly the formula" \
-                  : sprintf("the formula%ss to within %.2g\\,\\%%", q,
+            macro("MgZeroMeansHeld", worst == 0 \
+                  ? "exactly what the formula says" \
+                  : sprintf("what the formula says to within %.2g\\,\\%%",
                             100 * worst))
             share = sprintf("%.0f\\,\\%%", 100 * buffers[3] / state[3])
             unit_share = sprintf("%.0f\\,\\%%", 100 * unit / params)
@@ -123,7 +124,7 @@ awk -v psi="$(field params "$(json 0 1)")" 'BEGIN {
                    "1.5 because the embeddings are never gathered for the " \
                    "backward pass", q) : sprintf(", the formula%ss 1.5", q)
             macro("MgZeroMeansSent", sprintf("Stages 1 and 2 sent %s what " \
-                  "plain data parallelism sent, and stage~3 %.3g times as " \
+                  "plain data parallelism sent, and stage~3 sent %.3g times as " \
                   "much%s", r1 == 1 && r2 == 1 ? "exactly" : "almost exactly",
                   r3, tail))
         }'
