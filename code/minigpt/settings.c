@@ -105,7 +105,8 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
         set->parallel = (DataParallel){ .rank = rank, .ranks = ranks,
                                         .ring = strcmp(how, "ring") == 0,
                                         .overlap = !option_given(o, "--no-overlap"),
-                                        .communicate = !option_given(o, "--no-allreduce") };
+                                        .communicate
+                                            = !option_given(o, "--no-allreduce") };
         if (set->dp != ranks) {
             complain(command, "--dp %d disagrees with the %d %s started by mpiexec",
                      set->dp, ranks, plural(ranks, "rank", "ranks"));
