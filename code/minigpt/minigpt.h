@@ -169,6 +169,9 @@ void model_free(Model *m);
 void model_init_weights(const Model *m, real *params, uint64_t seed);
 void model_zero_grads(Model *m);
 double seconds_now(void);
+/* Unit u's tensors packed one after another, in tensor order, in a buffer
+   of the unit's size. */
+Params unit_packed(const Model *m, real *packed, int unit);
 /* Tensor t's part of unit u is count[t] numbers from offset[t] of the flat
    array of N; count[t] is 0 where the tensor has no part in the unit. */
 void unit_layout(const Model *m, int unit, size_t *offset, size_t *count);
@@ -177,9 +180,6 @@ Params unit_view(const Model *m, real *flat, int unit);
 size_t unit_size(const Model *m, int unit);
 /* The t-th pointer of a Params, t in 0 .. PARAM_TENSORS - 1. */
 real **param_tensor(Params *p, int t);
-/* Unit u's tensors packed one after another, in tensor order, in a buffer
-   of the unit's size. */
-Params unit_packed(const Model *m, real *packed, int unit);
 /* C (M, N) = op(A) (M, K) · op(B) (K, N), or += when accumulate is set.
    op(A) is A, or A transposed when trans_a is set; likewise B. */
 void gemm(GemmWorkspace *w, int M, int N, int K,

@@ -147,6 +147,16 @@ void model_zero_grads(Model *m)
     if (m->grads_memory != NULL)         /* a sharded model may hold none */
         memset(m->grads_memory, 0, m->params_count * sizeof(real));
 }
+Params unit_packed(const Model *m, real *packed, int unit)
+{
+    size_t offset[PARAM_TENSORS], count[PARAM_TENSORS];
+    Params v = { 0 };
+    unit_layout(m, unit, offset, count);
+    for (int t = 0; t < PARAM_TENSORS; t++)
+        if (count[t] > 0)
+            *param_tensor(&v, t) = carve(&packed, count[t]);
+    return v;
+}
 void unit_layout(const Model *m, int unit, size_t *offset, size_t *count)
 {
     int L = m->config.layers;
@@ -177,16 +187,6 @@ Params unit_view(const Model *m, real *flat, int unit)
     for (int t = 0; t < PARAM_TENSORS; t++)
         if (count[t] > 0)
             *param_tensor(&v, t) = flat + offset[t];
-    return v;
-}
-Params unit_packed(const Model *m, real *packed, int unit)
-{
-    size_t offset[PARAM_TENSORS], count[PARAM_TENSORS];
-    Params v = { 0 };
-    unit_layout(m, unit, offset, count);
-    for (int t = 0; t < PARAM_TENSORS; t++)
-        if (count[t] > 0)
-            *param_tensor(&v, t) = carve(&packed, count[t]);
     return v;
 }
 void model_init_weights(const Model *m, real *params, uint64_t seed)
