@@ -79,27 +79,72 @@ $(B)/stamp/deps:
 
 # ---------------------------------------------------------------- tangle ----
 # Every root chunk names the file it produces, under code/ or figures/. The
-# first line of each tangled file names the chapter that defines it; cpif
-# rewrites a file only when its text changed, so that make rebuilds only what
-# depends on it.
+# first line of each tangled file names every chapter that contributes to it:
+# each chapter that defines a chunk the root reaches through its uses, in
+# chapter order. cpif rewrites a file only when its text changed, so that make
+# rebuilds only what depends on it.
 tangle: $(B)/stamp/tangled
 
 $(B)/stamp/tangled: $(CHAPTERS)
 	@$(MAKE) --no-print-directory tangle-into DEST=.
 	@mkdir -p $(@D) && touch $@
 
+# noweb's markup (in the library directory its own scripts name) turns the
+# chapters into one line per event: @file starts a chapter, @defn a chunk,
+# @use a reference inside it; references quoted in the prose ([[...]]) sit
+# between @quote and @endquote and contribute nothing. The awk program below
+# prints, for every chunk that no other chunk uses (a root), the root, a tab,
+# and its chapters as the header says them: "A", "A and B", "A, B and C".
+NOWEB_LIB := $(or $(shell sed -n 's/^LIB=//p' $$(command -v noroots) 2>/dev/null),\
+                  /usr/lib/noweb)
+
+define TANGLE_SOURCES
+/^@file / { file = substr($0, 7); if (!(file in order)) order[file] = ++files
+            chapter[files] = file; next }
+/^@quote$/ { quoted = 1; next }
+/^@endquote$/ { quoted = 0; next }
+quoted { next }
+/^@defn / { chunk = substr($0, 7); defines[chunk, order[file]] = 1
+            if (!(chunk in known)) { known[chunk] = 1; all[++chunks] = chunk }
+            next }
+/^@use / { used[substr($0, 6)] = 1; uses[chunk] = uses[chunk] "\n" substr($0, 6)
+           next }
+/^@end code/ { chunk = "" }
+function reach(c,    n, i, list) {
+  if (c in seen) return
+  seen[c] = 1
+  for (i = 1; i <= files; i++) if ((c, i) in defines) from[i] = 1
+  n = split(substr(uses[c], 2), list, "\n")
+  for (i = 1; i <= n; i++) reach(list[i])
+}
+END {
+  for (k = 1; k <= chunks; k++) {
+    root = all[k]
+    if (root in used) continue
+    split("", seen); split("", from); text = ""; n = 0
+    reach(root)
+    for (i = 1; i <= files; i++) if (i in from) name[++n] = chapter[i]
+    for (i = 1; i <= n; i++)
+      text = text (i == 1 ? "" : i == n ? " and " : ", ") name[i]
+    printf "%s\t%s\t%d\n", root, text, n
+  }
+}
+endef
+export TANGLE_SOURCES := $(value TANGLE_SOURCES)
+
 tangle-into:
-	@set -e; \
-	for root in $$(noroots $(CHAPTERS) | sed 's/^<<\(.*\)>>$$/\1/'); do \
+	@set -eo pipefail; \
+	$(NOWEB_LIB)/markup $(CHAPTERS) | awk "$$TANGLE_SOURCES" | \
+	while IFS=$$'\t' read -r root from count; do \
 	  case "$$root" in \
 	    code/*|figures/*) ;; \
 	    *) echo "tangle: root chunk <<$$root>> is not a file under code/ or figures/" >&2; \
 	       exit 1 ;; \
 	  esac; \
-	  from=$$(grep -l -F -x "<<$$root>>=" $(CHAPTERS) | head -n 1); \
+	  what=chapter; [ "$$count" -eq 1 ] || what=chapters; \
 	  case "$$root" in \
-	    *.c|*.h|*.cu) note="/* Tangled from $$from; edit the chapter, not this file. */" ;; \
-	    *)            note="# Tangled from $$from; edit the chapter, not this file." ;; \
+	    *.c|*.h|*.cu) note="/* Tangled from $$from; edit the $$what, not this file. */" ;; \
+	    *)            note="# Tangled from $$from; edit the $$what, not this file." ;; \
 	  esac; \
 	  mkdir -p "$(DEST)/$$(dirname "$$root")"; \
 	  { echo "$$note"; notangle -R"$$root" $(CHAPTERS); } | cpif "$(DEST)/$$root"; \

@@ -1,4 +1,4 @@
-/* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
+/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/90-plumbing.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* Tangled from chapters/01-memory-floor.nw; edit the chapter, not this file. */
+/* Tangled from chapters/01-memory-floor.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
 #include <math.h>
 #include <string.h>
 

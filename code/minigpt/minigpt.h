@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw and chapters/08-sharded-state.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 

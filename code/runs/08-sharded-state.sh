@@ -1,4 +1,4 @@
-# Tangled from chapters/08-sharded-state.nw; edit the chapter, not this file.
+# Tangled from chapters/07-data-parallel.nw and chapters/08-sharded-state.nw; edit the chapters, not this file.
 # usage: sh code/runs/08-sharded-state.sh BUILD_DIR
 set -eu
 transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
