@@ -10,7 +10,8 @@ static const struct {
     const char *summary;
 } subcommands[] = {
     { "memory", memory_main, "the static training state and the memory floor" },
-    { "compute", compute_main, "training FLOPs, days on a fleet, fleet for a deadline" },
+    { "compute", compute_main,
+      "training FLOPs, days on a fleet, fleet for a deadline" },
     { "step", step_main, "the batch, the step, and bytes against compute per link" },
     { "tp", tp_main, "a tensor-parallel block: all-reduce bytes against compute" },
     { "activations", activations_main, "activation memory per layer, stage and GPU" },

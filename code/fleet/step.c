@@ -172,7 +172,8 @@ static void report_step(Report *r, const Step *s)
     report_add(r, "nic_gbps", FIELD_COUNT, s->gpu->nic_bandwidth * 8 / 1e9);
     report_add(r, "nic_both_ways", FIELD_BYTES, 2 * s->gpu->nic_bandwidth);
     report_add(r, "pcie_line_rate", FIELD_BYTES, s->gpu->pcie_bandwidth);
-    report_add(r, "nvlink_latency_us", FIELD_REAL, link_latency(LINK_NVLINK) * 1e6);
+    report_add(r, "nvlink_latency_us", FIELD_REAL,
+               link_latency(LINK_NVLINK) * 1e6);
     report_add(r, "nic_latency_us", FIELD_REAL, link_latency(LINK_NIC) * 1e6);
     report_add(r, "pcie_latency_us", FIELD_REAL, link_latency(LINK_PCIE) * 1e6);
     report_add(r, "link_efficiency", FIELD_FRACTION, s->efficiency);
