@@ -48,7 +48,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 OBJ := $(B)/obj
 
-.PHONY: all deps tangle tangle-into programs runs figures book solutions \
+.PHONY: all deps tangle tangle-into index-stream programs runs figures book solutions \
         test check-sanitize bench lab-attention lab-ring clean info FORCE
 
 all:
@@ -333,10 +333,71 @@ $(B)/figures/%.tex: figures/%.gp $(RUN_STAMPS)
 # ------------------------------------------------------------------ book ----
 # All chapters are woven in one run so that chunk cross-references and the
 # identifier index span the whole book. The index lists what the chapters
-# declare with @ %def, not every local variable.
+# declare with @ %def, not every local variable. It is noweave -n -index with
+# one filter between finduses, which marks every word that is an indexed name
+# as a use, and noidx, which counts the uses: the filter keeps only the uses
+# in C code, so that an identifier is not linked from a comment, a string, a
+# struct member of the same name, or a shell, awk or gnuplot script.
+define INDEX_USES
+{ line[++lines] = $0 }
+/^@begin code/ { code = 1 }
+/^@end code/ { code = 0 }
+/^@quote$/ { quoted = 1 }
+/^@endquote$/ { quoted = 0 }
+code && /^@defn / { chunk = substr($0, 7); defined[chunk] = 1 }
+code && !quoted && /^@use / { used[substr($0, 6)] = 1
+                              uses[chunk] = uses[chunk] "\n" substr($0, 6) }
+function reach(c,    n, i, list) {
+  if (c in c_chunk) return
+  c_chunk[c] = 1
+  n = split(substr(uses[c], 2), list, "\n")
+  for (i = 1; i <= n; i++) reach(list[i])
+}
+function scan(s,    i, ch, next_ch) {
+  for (i = 1; i <= length(s); i++) {
+    ch = substr(s, i, 1); next_ch = substr(s, i + 1, 1)
+    if (state == "comment") { if (ch == "*" && next_ch == "/") { state = ""; i++ } }
+    else if (state == "line comment") { }
+    else if (state == "string" || state == "char") {
+      if (ch == "\\") i++
+      else if (ch == (state == "string" ? "\"" : "'")) state = ""
+    }
+    else if (ch == "/" && next_ch == "*") { state = "comment"; i++ }
+    else if (ch == "/" && next_ch == "/") state = "line comment"
+    else if (ch == "\"") state = "string"
+    else if (ch == "'") state = "char"
+  }
+  before = before s
+}
+END {
+  for (c in defined) if (!(c in used) && c ~ /\.(c|h|cu)$/) reach(c)
+  code = 0
+  for (i = 1; i <= lines; i++) {
+    l = line[i]
+    if (l ~ /^@begin code/) { code = 1; state = ""; before = "" }
+    else if (l ~ /^@end code/) code = 0
+    else if (!code) { }
+    else if (l ~ /^@defn /) is_c = substr(l, 7) in c_chunk
+    else if (l ~ /^@nl/) { before = ""; if (state != "comment") state = "" }
+    else if (l ~ /^@text /) scan(substr(l, 7))
+    else if (l ~ /^@index use / && (!is_c || state != "" || before ~ /(\.|->)[ \t]*$/))
+      continue
+    print l
+  }
+}
+endef
+export INDEX_USES := $(value INDEX_USES)
+
+# The woven chapters as noweb's markup, uses filtered: what noidx reads.
+index-stream:
+	@set -o pipefail; $(NOWEB_LIB)/markup $(CHAPTERS) | $(NOWEB_LIB)/finduses | \
+	  awk "$$INDEX_USES"
+
 $(B)/tex/chapters.tex: $(CHAPTERS)
 	@mkdir -p $(@D)
-	noweave -n -index $(CHAPTERS) > $@
+	@echo "weave $@"
+	@set -o pipefail; $(MAKE) -s --no-print-directory index-stream | \
+	  $(NOWEB_LIB)/noidx | $(NOWEB_LIB)/totex > $@
 
 # pdflatex runs until the cross-references settle (at most four times).
 define latex
