@@ -82,6 +82,8 @@ sub file_scope_names {
     my ($braces, $parens) = (0, 0);
     my @enum_at;               # brace depths at which an enum's body is open
     my $enum_pending = 0;      # "enum" seen at this level, its "{" not yet
+    my @struct_at;             # ... and a struct's or a union's
+    my $struct_pending = 0;
     for my $i (0 .. $#$tokens) {
         my ($t, $at) = @{ $tokens->[$i] };
         my $prev = $i > 0 ? $tokens->[$i - 1][0] : '';
@@ -91,18 +93,24 @@ sub file_scope_names {
         if ($t eq '{') {
             $braces++;
             push @enum_at, $braces if $enum_pending;
-            $enum_pending = 0;
+            push @struct_at, $braces if $struct_pending;
+            $enum_pending = $struct_pending = 0;
             next;
         }
         if ($t eq '}') {
             pop @enum_at if @enum_at && $enum_at[-1] == $braces;
+            pop @struct_at if @struct_at && $struct_at[-1] == $braces;
             $braces--;
             next;
         }
         if ($t eq '(') { $parens++; next }
         if ($t eq ')') { $parens--; next }
-        if ($t eq ';') { $enum_pending = 0; next }
+        if ($t eq ';' || $t eq '(' || $t eq ')') {
+            $enum_pending = $struct_pending = 0;
+            next if $t eq ';';
+        }
         $enum_pending = 1 if $t eq 'enum';
+        $struct_pending = 1 if $t eq 'struct' || $t eq 'union';
         next unless $t =~ /^[A-Za-z_]\w*$/ && !$KEYWORD{$t};
         if ($prev eq '.' || $prev eq '->') { $code->{$at}{".$t"} = 1 }
         else                                { $code->{$at}{$t} = 1 }
@@ -122,7 +130,9 @@ sub file_scope_names {
         if ($file_scope) { $declared->{$at}{$t} = 1 }
         elsif ($braces > 0 || $parens > 0) {
             $inner->{$t} //= $at;
-            push @{ $local->{$t} }, $at if declares_local($tokens, $i);
+            push @{ $local->{$t} }, $at
+              if !(@struct_at && $struct_at[-1] == $braces)   # not a member
+                 && declares_local($tokens, $i);
         }
     }
 }
@@ -177,8 +187,17 @@ for my $file (@c_roots) {
 my (@chunks, @defs);
 for my $chapter (@chapters) {
     open my $fh, '<:encoding(UTF-8)', $chapter or die "$chapter: $!";
-    my $chunk;
+    my ($chunk, $closed);
     while (my $line = <$fh>) {
+        # A %def line after the chunk's closing "@" line, or after another
+        # %def line, still belongs to the chunk.
+        if ($closed && $line =~ /^@ %def\s+(.*?)\s*$/) {
+            push @defs, { at => "$chapter:$.", chapter => $chapter,
+                          from => $closed->{from}, to => $closed->{to},
+                          chunk => $closed, names => [ split ' ', $1 ] };
+            next;
+        }
+        undef $closed;
         if ($line =~ /^<<(.*)>>=\s*$/) {
             $chunk = { chapter => $chapter, name => $1, from => $. + 1,
                        to => $., text => '' };
@@ -190,6 +209,7 @@ for my $chapter (@chapters) {
                           from => $chunk->{from}, to => $chunk->{to},
                           chunk => $chunk, names => [ split ' ', $1 ] }
               if $chunk && $line =~ /^@ %def\s+(.*?)\s*$/;
+            $closed = $chunk;
             undef $chunk;
             next;
         }
@@ -226,11 +246,48 @@ my %indexed = map { my $d = $_; map { $_ => $d } @{ $d->{names} } } @defs;
 my @shadows;
 for my $name (sort keys %indexed) {
     my %where = map { $_ => 1 } @{ $local{$name} // [] };
-    push @shadows, map { "$_: a local or parameter $name, but $name is indexed"
+    push @shadows, map { "$_: a local or a parameter $name, but $name is indexed"
                          . " at $indexed{$name}{at}" } sort keys %where;
 }
 is(scalar @shadows, 0, 'no local or parameter shares a name with an indexed identifier')
   or diag(join "\n", @shadows);
+
+# One name, one identifier: noweb indexes names, so two identifiers of the
+# same name in two files (two static functions, two programs' enums) would
+# share one entry. A name may be declared in a header and defined in a C file.
+my %root_of;                     # "chapter:line" => {root => 1}
+{
+    my ($st, $roots) = run('noroots', @chapters);
+    for my $file (@c_roots) {
+        my (undef, $text) = run('notangle', '-L', "-R$file", @chapters);
+        my ($at_file, $line) = ('?', 0);
+        for (split /\n/, $text) {
+            if (/^#line (\d+) "([^"]+)"$/) { ($line, $at_file) = ($1 - 1, $2); next }
+            $root_of{ "$at_file:" . ++$line }{$file} = 1;
+        }
+    }
+}
+my %sites;
+for my $def (@defs) {
+    my %roots;
+    for my $n ($def->{from} .. $def->{to}) {
+        $roots{$_} = 1 for keys %{ $root_of{"$def->{chapter}:$n"} // {} };
+    }
+    push @{ $sites{$_} }, [ $def->{at}, sort keys %roots ] for @{ $def->{names} };
+}
+my @twice;
+for my $name (sort keys %sites) {
+    my %in = map { my ($at, @r) = @$_; map { $_ => $at } @r } @{ $sites{$name} };
+    my @c = sort grep { /\.c$/ } keys %in;
+    my @h = sort grep { /\.h$/ } keys %in;
+    my %dirs = map { m{(.*)/} ? ($1 => $_) : () } keys %in;
+    my @pair = @c > 1 ? @c[0, 1] : @h > 1 ? @h[0, 1]
+             : keys %dirs > 1 ? (sort values %dirs)[0, 1] : ();
+    push @twice, "$name: indexed for two identifiers, in "
+                 . join(' and ', map { "$_ ($in{$_})" } @pair) if @pair;
+}
+is(scalar @twice, 0, 'no name is indexed for two different identifiers')
+  or diag(join "\n", @twice);
 
 # Every use the index records is a use in C code. noweb's finduses marks an
 # indexed name wherever it stands as a word in another chunk (comments,

@@ -286,7 +286,7 @@ static int write_figures(const Machine *m, Option *o)
     }
     return 0;
 }
-static int measure(int rank, int n, Option *o)
+static int measure_machine(int rank, int n, Option *o)
 {
     const char *command = "machine";
     const char *prefix = option_text(o, "--latex");
@@ -429,7 +429,7 @@ int main(int argc, char **argv)
     if (status == 1)                         /* --help was printed */
         status = 0;
     else if (status == 0)
-        status = measure(rank, n, options);
+        status = measure_machine(rank, n, options);
     MPI_Finalize();
     return status;
 }
