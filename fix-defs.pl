@@ -13,7 +13,8 @@
 #   programs' mains share one entry) and the one-file static helpers whose
 #   names are ordinary words and also name locals elsewhere: "total", "rate",
 #   "run" (chapter 6) and "expected" (chapter 7). Indexed, every local total,
-#   rate or run in the book linked to chapter 6's helper.
+#   rate or run in the book linked to chapter 6's helper. Chapter 6's type
+#   Op is dropped too: no code uses it.
 # - Chapter 6's local NC (N x C elements of a (B, T, C) tensor) becomes BTC,
 #   the name chapter 6 already gives the same quantity elsewhere, so that it
 #   is not linked to the GEMM's block constant NC.
@@ -27,7 +28,7 @@ use warnings;
 
 my %fixes = (
     'chapters/06-reference.nw' => {
-        undef_names => [qw(main total rate run)],
+        undef_names => [qw(main total rate run Op)],
         local_renames => [ [ 'NC' => 'BTC', qr/^(?:the\ forward\ pass\ of\ the\ model
             |the\ slices\ of\ block\ \[\[l\]\]'s\ activations
             |one\ transformer\ block,\ (?:forward|backward)

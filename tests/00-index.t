@@ -299,9 +299,11 @@ my %chunk_at;                    # "chapter#k" => the k-th code chunk
     my %k;
     $chunk_at{ $_->{chapter} . '#' . ++$k{ $_->{chapter} } } = $_ for @chunks;
 }
+my %used_elsewhere;              # name => 1: the index lists a use
 sub false_uses {
     my ($stream) = @_;
     my ($file, %k, $chunk, @false);
+    %used_elsewhere = ();
     for (split /\n/, $stream) {
         if (/^\@file (.*)/) { $file = $1; next }
         if (/^\@begin code/) { $chunk = $chunk_at{ $file . '#' . ++$k{$file} }; next }
@@ -310,6 +312,7 @@ sub false_uses {
         my $name = $1;
         my $d = $indexed{$name} && $indexed{$name}{chunk};
         next if $d && $d == $chunk;           # noidx does not count these
+        $used_elsewhere{$name} = 1;
         next if grep { $code{"$chunk->{chapter}:$_"}{$name} }
                      $chunk->{from} .. $chunk->{to};
         push @false, "$chunk->{chapter}:$chunk->{from}: <<$chunk->{name}>>"
@@ -322,6 +325,25 @@ is($st, 0, 'make index-stream gives the marked-up chapters') or diag $err;
 my @false = false_uses($stream);
 is(scalar @false, 0, 'every use the index records is a use in C code')
   or diag(join "\n", @false);
+# An identifier that no other chunk uses is printed "used only in this
+# chunk" (chapters/preamble.tex), in place of noweb's "never used": the
+# chunk that declares it must use it, on a line other than its declaration.
+my %used_by_filtered = %used_elsewhere;
+my @unused;
+for my $def (@defs) {
+    for my $name (@{ $def->{names} }) {
+        next if $used_by_filtered{$name};
+        my $used_here = grep {
+            my $at = "$def->{chapter}:$_";
+            $code{$at}{$name} && !$declared{$at}{$name}
+        } $def->{from} .. $def->{to};
+        push @unused, "$def->{at}: $name is used by no chunk, its own included"
+          unless $used_here;
+    }
+}
+is(scalar @unused, 0, 'every indexed identifier is used in code')
+  or diag(join "\n", @unused);
+
 # Unfiltered, finduses would record false uses; the test above would see them.
 {
     my $lib = (grep { /^LIB=/ } split /\n/, slurp(`sh -c 'command -v noroots'` =~ s/\s+$//r) // '')[0]
