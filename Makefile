@@ -388,10 +388,12 @@ END {
 endef
 export INDEX_USES := $(value INDEX_USES)
 
-# The woven chapters as noweb's markup, uses filtered: what noidx reads.
+# The woven chapters as noweb's markup, uses filtered: what noidx reads
+# (INDEX_FILTER=cat shows what finduses alone marks).
+INDEX_FILTER = awk "$$INDEX_USES"
 index-stream:
 	@set -o pipefail; $(NOWEB_LIB)/markup $(CHAPTERS) | $(NOWEB_LIB)/finduses | \
-	  awk "$$INDEX_USES"
+	  $(INDEX_FILTER)
 
 $(B)/tex/chapters.tex: $(CHAPTERS)
 	@mkdir -p $(@D)

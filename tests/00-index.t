@@ -168,10 +168,17 @@ my @c_roots = grep { /\.(?:c|h|cu)$/ } map { /^<<(.*)>>$/ ? $1 : () }
               split /\n/, $roots;
 ok(@c_roots >= 10, 'the chapters tangle into C files (' . @c_roots . ')');
 
-my (%declared, %inner, %local, %code, %tangled);
+my (%declared, %inner, %local, %code, %tangled, %root_of);
 for my $file (@c_roots) {
     my ($st, $text, $err) = run('notangle', '-L', "-R$file", @chapters);
     is($st, 0, "$file tangles with line markers") or diag $err;
+    {
+        my ($at_file, $line) = ('?', 0);
+        for (split /\n/, $text) {
+            if (/^#line (\d+) "([^"]+)"$/) { ($line, $at_file) = ($1 - 1, $2); next }
+            $root_of{ "$at_file:" . ++$line }{$file} = 1;   # "chapter:line" => roots
+        }
+    }
     my %directive;
     my @tokens = c_tokens($text, \%directive);
     for my $at (keys %directive) {
@@ -255,18 +262,6 @@ is(scalar @shadows, 0, 'no local or parameter shares a name with an indexed iden
 # One name, one identifier: noweb indexes names, so two identifiers of the
 # same name in two files (two static functions, two programs' enums) would
 # share one entry. A name may be declared in a header and defined in a C file.
-my %root_of;                     # "chapter:line" => {root => 1}
-{
-    my ($st, $roots) = run('noroots', @chapters);
-    for my $file (@c_roots) {
-        my (undef, $text) = run('notangle', '-L', "-R$file", @chapters);
-        my ($at_file, $line) = ('?', 0);
-        for (split /\n/, $text) {
-            if (/^#line (\d+) "([^"]+)"$/) { ($line, $at_file) = ($1 - 1, $2); next }
-            $root_of{ "$at_file:" . ++$line }{$file} = 1;
-        }
-    }
-}
 my %sites;
 for my $def (@defs) {
     my %roots;
@@ -346,10 +341,8 @@ is(scalar @unused, 0, 'every indexed identifier is used in code')
 
 # Unfiltered, finduses would record false uses; the test above would see them.
 {
-    my $lib = (grep { /^LIB=/ } split /\n/, slurp(`sh -c 'command -v noroots'` =~ s/\s+$//r) // '')[0]
-              // 'LIB=/usr/lib/noweb';
-    $lib =~ s/^LIB=//;
-    my ($st2, $raw) = run('sh', '-c', "$lib/markup @chapters | $lib/finduses");
+    my ($st2, $raw) = run('make', '-s', '--no-print-directory', 'index-stream',
+                          'INDEX_FILTER=cat');
     cmp_ok(scalar(false_uses($raw)), '>', 0,
            "finduses alone marks words that are not uses (the filter's work)");
 }
