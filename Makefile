@@ -391,15 +391,15 @@ export INDEX_USES := $(value INDEX_USES)
 # The woven chapters as noweb's markup, uses filtered: what noidx reads
 # (INDEX_FILTER=cat shows what finduses alone marks).
 INDEX_FILTER = awk "$$INDEX_USES"
+INDEX_STREAM = $(NOWEB_LIB)/markup $(CHAPTERS) | $(NOWEB_LIB)/finduses | \
+               $(INDEX_FILTER)
 index-stream:
-	@set -o pipefail; $(NOWEB_LIB)/markup $(CHAPTERS) | $(NOWEB_LIB)/finduses | \
-	  $(INDEX_FILTER)
+	@set -o pipefail; $(INDEX_STREAM)
 
 $(B)/tex/chapters.tex: $(CHAPTERS)
 	@mkdir -p $(@D)
 	@echo "weave $@"
-	@set -o pipefail; $(MAKE) -s --no-print-directory index-stream | \
-	  $(NOWEB_LIB)/noidx | $(NOWEB_LIB)/totex > $@
+	@set -o pipefail; $(INDEX_STREAM) | $(NOWEB_LIB)/noidx | $(NOWEB_LIB)/totex > $@
 
 # pdflatex runs until the cross-references settle (at most four times).
 define latex
