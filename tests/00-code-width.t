@@ -43,6 +43,48 @@ for my $chapter (@chapters) {
       or diag(join "\n", @long);
 }
 
+# Transcripts and other verbatim text are set in \small typewriter without
+# the code margin (chapters/preamble.tex): 85 characters fit the measure.
+# A source may set a group of them a size smaller (\footnotesize, 4.725 pt a
+# character: 95 fit). They are the programs' output, included from build/
+# (\verbatiminput) or written into the source (\begin{verbatim}); those of
+# this build are read where it has written them.
+my %VERBATIM_FITS = (small => 85, footnotesize => 95, scriptsize => 107);
+{
+    my @long;
+    for my $source (@chapters, sort(glob 'solutions/*.tex'), sort(glob 'exercises/*.tex')) {
+        open my $fh, '<:encoding(UTF-8)', $source or die "$source: $!";
+        my ($in, $size) = (0, 'small');
+        while (my $line = <$fh>) {
+            chomp $line;
+            $size = $1 if $line =~ /\\renewcommand\{\\verbatim\@font\}.*\\(small|footnotesize|scriptsize)\b/;
+            $size = 'small' if $line =~ /\\endgroup/;
+            my $VERBATIM_FITS = $VERBATIM_FITS{$size};
+            if ($in && $line =~ /^\s*\\end\{verbatim\}/) { $in = 0; next }
+            if ($in) {
+                1 while $line =~ s/\t+/' ' x (length($&) * 8 - length($`) % 8)/e;
+                push @long, sprintf('%s:%d: %d characters', $source, $., length $line)
+                  if length $line > $VERBATIM_FITS;
+                next;
+            }
+            $in = 1 if $line =~ /^\s*\\begin\{verbatim\}\s*$/;
+            while ($line =~ /\\verbatiminput\{([^}]+)\}/g) {
+                my $file = $1;
+                open my $t, '<:encoding(UTF-8)', $file or next;    # not built yet
+                while (my $out = <$t>) {
+                    chomp $out;
+                    1 while $out =~ s/\t+/' ' x (length($&) * 8 - length($`) % 8)/e;
+                    push @long, sprintf('%s:%d: %d characters (included by %s:%d)',
+                                        $file, $., length $out, $source, $fh->input_line_number)
+                      if length $out > $VERBATIM_FITS;
+                }
+            }
+        }
+    }
+    is(scalar @long, 0, 'every line of verbatim text fits the measure')
+      or diag(join "\n", @long);
+}
+
 # The measure itself can fail: a chunk with one line too long is caught, one
 # that fits is not, and a tab counts to the next multiple of 8.
 {
