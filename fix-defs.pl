@@ -18,6 +18,11 @@
 # - Chapter 6's local NC (N x C elements of a (B, T, C) tensor) becomes BTC,
 #   the name chapter 6 already gives the same quantity elsewhere, so that it
 #   is not linked to the GEMM's block constant NC.
+# - Chapter 6's struct members named gemm, which noweb would take for the
+#   function gemm, become pack (the Model's GemmWorkspace: the buffers the
+#   GEMM packs its blocks into) and gemm_flops (the TrainingState's measured
+#   rate, as the figures of Appendix "Measuring this machine" and the report
+#   "gemm_flops" call it).
 # - Chapter 7's allreduce benchmark renames the identifiers it shared with
 #   other programs: op_names (also the trainer's), print_table (also the
 #   matrix-multiply benchmark's), REDUCE_SCATTER and ALL_GATHER (also the
@@ -29,6 +34,10 @@ use warnings;
 my %fixes = (
     'chapters/06-reference.nw' => {
         undef_names => [qw(main total rate run Op)],
+        patterns => [ [ qr/\bm->gemm\b/ => 'm->pack' ],
+                      [ qr/\bset->gemm\b/ => 'set->gemm_flops' ],
+                      [ qr/^(\s*GemmWorkspace) gemm;/ => '$1 pack;' ],
+                      [ qr/^(\s*double) gemm;(?: {6})?/ => '$1 gemm_flops;' ] ],
         local_renames => [ [ 'NC' => 'BTC', qr/^(?:the\ forward\ pass\ of\ the\ model
             |the\ slices\ of\ block\ \[\[l\]\]'s\ activations
             |one\ transformer\ block,\ (?:forward|backward)
@@ -60,6 +69,10 @@ for my $file (sort keys %fixes) {
         for (@{ $fix->{renames} // [] }) {
             my ($old, $new) = @$_;
             $line =~ s/\b\Q$old\E\b/$new/g;
+        }
+        for (@{ $fix->{patterns} // [] }) {
+            my ($pattern, $replacement) = @$_;
+            $line =~ s/$pattern/qq{"$replacement"}/ee;
         }
         for (@{ $fix->{local_renames} // [] }) {
             my ($old, $new, $in_chunk) = @$_;

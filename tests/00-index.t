@@ -112,8 +112,12 @@ sub file_scope_names {
         $enum_pending = 1 if $t eq 'enum';
         $struct_pending = 1 if $t eq 'struct' || $t eq 'union';
         next unless $t =~ /^[A-Za-z_]\w*$/ && !$KEYWORD{$t};
-        if ($prev eq '.' || $prev eq '->') { $code->{$at}{".$t"} = 1 }
-        else                                { $code->{$at}{$t} = 1 }
+        # A member, accessed or declared, is not the identifier of its name.
+        my $member = $prev eq '.' || $prev eq '->'
+                     || @struct_at && $struct_at[-1] == $braces && $parens == 0
+                        && $next =~ /^[,;\[:]$/;
+        if ($member) { $code->{$at}{".$t"} = 1 }
+        else         { $code->{$at}{$t} = 1 }
         my $file_scope = 0;
         if ($braces == 0 && $parens == 0) {
             # a declarator: the name before "(", "[", "=", ";", "," or "{"
