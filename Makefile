@@ -48,8 +48,9 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 OBJ := $(B)/obj
 
-.PHONY: all deps tangle tangle-into index-stream programs runs figures book solutions \
-        test check-sanitize bench lab-attention lab-ring clean info FORCE
+.PHONY: all deps tangle tangle-into index-stream programs runs figures book \
+        solutions test check-sanitize bench lab-attention lab-ring clean info \
+        FORCE
 
 all:
 	@$(MAKE) --no-print-directory deps
@@ -95,8 +96,8 @@ $(B)/stamp/tangled: $(CHAPTERS)
 # between @quote and @endquote and contribute nothing. The awk program below
 # prints, for every chunk that no other chunk uses (a root), the root, a tab,
 # and its chapters as the header says them: "A", "A and B", "A, B and C".
-NOWEB_LIB := $(or $(shell sed -n 's/^LIB=//p' $$(command -v noroots) 2>/dev/null),\
-                  /usr/lib/noweb)
+NOWEB_LIB := $(or $(shell sed -n 's/^LIB=//p' $$(command -v noroots) \
+                                  2>/dev/null),/usr/lib/noweb)
 
 define TANGLE_SOURCES
 /^@file / { file = substr($0, 7); if (!(file in order)) order[file] = ++files
@@ -337,7 +338,8 @@ $(B)/figures/%.tex: figures/%.gp $(RUN_STAMPS)
 # one filter between finduses, which marks every word that is an indexed name
 # as a use, and noidx, which counts the uses: the filter keeps only the uses
 # in C code, so that an identifier is not linked from a comment, a string, a
-# struct member of the same name, or a shell, awk or gnuplot script.
+# struct member of the same name (after . or ->), or a shell, awk or gnuplot
+# script. tests/00-index.t checks what is left.
 define INDEX_USES
 { line[++lines] = $0 }
 /^@begin code/ { code = 1 }
