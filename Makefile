@@ -48,8 +48,9 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 OBJ := $(B)/obj
 
-.PHONY: all deps tangle tangle-into programs runs figures book solutions \
-        test check-sanitize bench lab-attention lab-ring clean info FORCE
+.PHONY: all deps tangle tangle-into index-stream programs runs figures book \
+        solutions test check-sanitize bench lab-attention lab-ring clean info \
+        FORCE
 
 all:
 	@$(MAKE) --no-print-directory deps
@@ -79,27 +80,72 @@ $(B)/stamp/deps:
 
 # ---------------------------------------------------------------- tangle ----
 # Every root chunk names the file it produces, under code/ or figures/. The
-# first line of each tangled file names the chapter that defines it; cpif
-# rewrites a file only when its text changed, so that make rebuilds only what
-# depends on it.
+# first line of each tangled file names every chapter that contributes to it:
+# each chapter that defines a chunk the root reaches through its uses, in
+# chapter order. cpif rewrites a file only when its text changed, so that make
+# rebuilds only what depends on it.
 tangle: $(B)/stamp/tangled
 
 $(B)/stamp/tangled: $(CHAPTERS)
 	@$(MAKE) --no-print-directory tangle-into DEST=.
 	@mkdir -p $(@D) && touch $@
 
+# noweb's markup (in the library directory its own scripts name) turns the
+# chapters into one line per event: @file starts a chapter, @defn a chunk,
+# @use a reference inside it; references quoted in the prose ([[...]]) sit
+# between @quote and @endquote and contribute nothing. The awk program below
+# prints, for every chunk that no other chunk uses (a root), the root, a tab,
+# and its chapters as the header says them: "A", "A and B", "A, B and C".
+NOWEB_LIB := $(or $(shell sed -n 's/^LIB=//p' $$(command -v noroots) \
+                                  2>/dev/null),/usr/lib/noweb)
+
+define TANGLE_SOURCES
+/^@file / { file = substr($0, 7); if (!(file in order)) order[file] = ++files
+            chapter[files] = file; next }
+/^@quote$/ { quoted = 1; next }
+/^@endquote$/ { quoted = 0; next }
+quoted { next }
+/^@defn / { chunk = substr($0, 7); defines[chunk, order[file]] = 1
+            if (!(chunk in known)) { known[chunk] = 1; all[++chunks] = chunk }
+            next }
+/^@use / { used[substr($0, 6)] = 1; uses[chunk] = uses[chunk] "\n" substr($0, 6)
+           next }
+/^@end code/ { chunk = "" }
+function reach(c,    n, i, list) {
+  if (c in seen) return
+  seen[c] = 1
+  for (i = 1; i <= files; i++) if ((c, i) in defines) from[i] = 1
+  n = split(substr(uses[c], 2), list, "\n")
+  for (i = 1; i <= n; i++) reach(list[i])
+}
+END {
+  for (k = 1; k <= chunks; k++) {
+    root = all[k]
+    if (root in used) continue
+    split("", seen); split("", from); text = ""; n = 0
+    reach(root)
+    for (i = 1; i <= files; i++) if (i in from) name[++n] = chapter[i]
+    for (i = 1; i <= n; i++)
+      text = text (i == 1 ? "" : i == n ? " and " : ", ") name[i]
+    printf "%s\t%s\t%d\n", root, text, n
+  }
+}
+endef
+export TANGLE_SOURCES := $(value TANGLE_SOURCES)
+
 tangle-into:
-	@set -e; \
-	for root in $$(noroots $(CHAPTERS) | sed 's/^<<\(.*\)>>$$/\1/'); do \
+	@set -eo pipefail; \
+	$(NOWEB_LIB)/markup $(CHAPTERS) | awk "$$TANGLE_SOURCES" | \
+	while IFS=$$'\t' read -r root from count; do \
 	  case "$$root" in \
 	    code/*|figures/*) ;; \
 	    *) echo "tangle: root chunk <<$$root>> is not a file under code/ or figures/" >&2; \
 	       exit 1 ;; \
 	  esac; \
-	  from=$$(grep -l -F -x "<<$$root>>=" $(CHAPTERS) | head -n 1); \
+	  what=chapter; [ "$$count" -eq 1 ] || what=chapters; \
 	  case "$$root" in \
-	    *.c|*.h|*.cu) note="/* Tangled from $$from; edit the chapter, not this file. */" ;; \
-	    *)            note="# Tangled from $$from; edit the chapter, not this file." ;; \
+	    *.c|*.h|*.cu) note="/* Tangled from $$from; edit the $$what, not this file. */" ;; \
+	    *)            note="# Tangled from $$from; edit the $$what, not this file." ;; \
 	  esac; \
 	  mkdir -p "$(DEST)/$$(dirname "$$root")"; \
 	  { echo "$$note"; notangle -R"$$root" $(CHAPTERS); } | cpif "$(DEST)/$$root"; \
@@ -288,10 +334,74 @@ $(B)/figures/%.tex: figures/%.gp $(RUN_STAMPS)
 # ------------------------------------------------------------------ book ----
 # All chapters are woven in one run so that chunk cross-references and the
 # identifier index span the whole book. The index lists what the chapters
-# declare with @ %def, not every local variable.
+# declare with @ %def, not every local variable. It is noweave -n -index with
+# one filter between finduses, which marks every word that is an indexed name
+# as a use, and noidx, which counts the uses: the filter keeps only the uses
+# in C code, so that an identifier is not linked from a comment, a string, a
+# struct member of the same name (after . or ->), or a shell, awk or gnuplot
+# script. tests/00-index.t checks what is left.
+define INDEX_USES
+{ line[++lines] = $0 }
+/^@begin code/ { code = 1 }
+/^@end code/ { code = 0 }
+/^@quote$/ { quoted = 1 }
+/^@endquote$/ { quoted = 0 }
+code && /^@defn / { chunk = substr($0, 7); defined[chunk] = 1 }
+code && !quoted && /^@use / { used[substr($0, 6)] = 1
+                              uses[chunk] = uses[chunk] "\n" substr($0, 6) }
+function reach(c,    n, i, list) {
+  if (c in c_chunk) return
+  c_chunk[c] = 1
+  n = split(substr(uses[c], 2), list, "\n")
+  for (i = 1; i <= n; i++) reach(list[i])
+}
+function scan(s,    i, ch, next_ch) {
+  for (i = 1; i <= length(s); i++) {
+    ch = substr(s, i, 1); next_ch = substr(s, i + 1, 1)
+    if (state == "comment") { if (ch == "*" && next_ch == "/") { state = ""; i++ } }
+    else if (state == "line comment") { }
+    else if (state == "string" || state == "char") {
+      if (ch == "\\") i++
+      else if (ch == (state == "string" ? "\"" : "'")) state = ""
+    }
+    else if (ch == "/" && next_ch == "*") { state = "comment"; i++ }
+    else if (ch == "/" && next_ch == "/") state = "line comment"
+    else if (ch == "\"") state = "string"
+    else if (ch == "'") state = "char"
+  }
+  before = before s
+}
+END {
+  for (c in defined) if (!(c in used) && c ~ /\.(c|h|cu)$/) reach(c)
+  code = 0
+  for (i = 1; i <= lines; i++) {
+    l = line[i]
+    if (l ~ /^@begin code/) { code = 1; state = ""; before = "" }
+    else if (l ~ /^@end code/) code = 0
+    else if (!code) { }
+    else if (l ~ /^@defn /) is_c = substr(l, 7) in c_chunk
+    else if (l ~ /^@nl/) { before = ""; if (state != "comment") state = "" }
+    else if (l ~ /^@text /) scan(substr(l, 7))
+    else if (l ~ /^@index use / && (!is_c || state != "" || before ~ /(\.|->)[ \t]*$/))
+      continue
+    print l
+  }
+}
+endef
+export INDEX_USES := $(value INDEX_USES)
+
+# The woven chapters as noweb's markup, uses filtered: what noidx reads
+# (INDEX_FILTER=cat shows what finduses alone marks).
+INDEX_FILTER = awk "$$INDEX_USES"
+INDEX_STREAM = $(NOWEB_LIB)/markup $(CHAPTERS) | $(NOWEB_LIB)/finduses | \
+               $(INDEX_FILTER)
+index-stream:
+	@set -o pipefail; $(INDEX_STREAM)
+
 $(B)/tex/chapters.tex: $(CHAPTERS)
 	@mkdir -p $(@D)
-	noweave -n -index $(CHAPTERS) > $@
+	@echo "weave $@"
+	@set -o pipefail; $(INDEX_STREAM) | $(NOWEB_LIB)/noidx | $(NOWEB_LIB)/totex > $@
 
 # pdflatex runs until the cross-references settle (at most four times).
 define latex

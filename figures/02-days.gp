@@ -14,7 +14,8 @@ set key off
 sweep = data.'/02-days.csv'
 marks = data.'/02-fleet.csv'
 plot sweep using 1:3 with lines lw 2 lc rgb '#4477aa', \
-     marks using 'floor_gpus':'floor_days' with points pt 7 ps 1.2 lc rgb '#ee6677', \
+     marks using 'floor_gpus':'floor_days' with points pt 7 ps 1.2 \
+           lc rgb '#ee6677', \
      marks using 'gpus':'days' with points pt 7 ps 1.2 lc rgb '#228833', \
      marks using 'floor_gpus':'floor_days':\
        (sprintf('memory floor: %.0f GPUs, %.0f days', column('floor_gpus'), \

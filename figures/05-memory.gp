@@ -11,9 +11,11 @@ set key outside right top vertical
 set xtics scale 0 font ',8' rotate by -30 left
 set grid ytics
 m = data.'/05-memory.csv'
-set arrow from graph 0, first 80 to graph 1, first 80 nohead lw 2 dt 2 lc rgb '#000000'
+set arrow from graph 0, first 80 to graph 1, first 80 nohead lw 2 dt 2 \
+    lc rgb '#000000'
 plot m using (column('memory_state')/1e9):xtic(1) title 'state' lc rgb '#4477aa', \
-     '' using (column('memory_activations')/1e9) title 'activations' lc rgb '#ee6677', \
+     '' using (column('memory_activations')/1e9) title 'activations' \
+        lc rgb '#ee6677', \
      '' using (column('memory_gathered')/1e9) title 'gathered' lc rgb '#228833', \
      '' using (column('memory_logits')/1e9) title 'logits' lc rgb '#ccbb44', \
      '' using ((column('memory_buffers') + column('memory_context'))/1e9) \

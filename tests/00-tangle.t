@@ -34,13 +34,62 @@ ok(scalar(@tangled) >= 8, 'the chapters produce the tool sources and figures')
 is_deeply(\@committed, \@tangled,
           'code/ and figures/ hold exactly the files the chapters produce');
 
+# Which chapters contribute to each file, worked out here from the .nw
+# sources without noweb: a code chunk starts at "<<name>>=" and ends at a line
+# starting "@"; every <<name>> inside it (not escaped as @<<) is a use. A
+# file's chapters are those that define a chunk its root reaches through uses.
+my @chapters = sort glob 'chapters/[0-9]*.nw';
+my (%defined_in, %uses, %used);
+for my $chapter (@chapters) {
+    open my $fh, '<', $chapter or die "$chapter: $!";
+    my $chunk;
+    while (my $line = <$fh>) {
+        if ($line =~ /^<<(.+)>>=\s*$/) {
+            $chunk = $1 =~ s/\s+/ /gr;
+            $defined_in{$chunk}{$chapter} = 1;
+            next;
+        }
+        if ($line =~ /^@(?:\s|$)/) { undef $chunk; next }
+        next unless defined $chunk;
+        while ($line =~ /(?<!@)<<(.+?)>>(?!=)/g) {
+            my $use = $1 =~ s/\s+/ /gr;
+            push @{ $uses{$chunk} }, $use;
+            $used{$use} = 1;
+        }
+    }
+}
+sub contributors {
+    my ($root) = @_;
+    my (%seen, %from);
+    my @todo = ($root);
+    while (defined(my $chunk = shift @todo)) {
+        next if $seen{$chunk}++;
+        $from{$_} = 1 for keys %{ $defined_in{$chunk} // {} };
+        push @todo, @{ $uses{$chunk} // [] };
+    }
+    return grep { $from{$_} } @chapters;
+}
+my @roots = sort grep { !$used{$_} } keys %defined_in;
+is_deeply(\@roots, [ sort @tangled ], 'every root chunk is a tangled file');
+
+my $several = 0;
 for my $file (@tangled) {
     my ($same) = run('cmp', '-s', "$fresh/$file", "$root/$file");
     is($same, 0, "$file is in sync with its chapter");
     open my $fh, '<', "$root/$file" or next;
     my $first = <$fh>;
-    like($first, qr{Tangled from (chapters/\S+\.nw)}, "$file names its chapter");
-    my ($chapter) = $first =~ m{(chapters/\S+\.nw)};
-    ok(defined $chapter && -f "$root/$chapter", "$file: its chapter exists");
+    my ($list, $noun) = $first =~ /Tangled from (.+); edit the (chapters?), not this file\./;
+    ok(defined $list, "$file: its first line says where it is tangled from")
+      or next;
+    my @named = split /, | and /, $list;
+    my @want = contributors($file);
+    is_deeply(\@named, \@want, "$file names every chapter that contributes to it")
+      or diag("names: @named\nwant:  @want");
+    is($noun, @named == 1 ? 'chapter' : 'chapters', "$file: chapter or chapters");
+    ok(!grep({ !-f "$root/$_" } @named), "$file: the chapters it names exist");
+    $several++ if @want > 1;
 }
+# The minigpt trainer's main.c has code from more than one chapter, so a
+# header that named only the first would fail above.
+cmp_ok($several, '>=', 1, 'some files gather code from several chapters');
 done_testing();

@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw; edit the chapter, not this file. */
+/* Tangled from chapters/07-data-parallel.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #define _GNU_SOURCE    /* sched_getaffinity, CPU_COUNT, MAP_ANONYMOUS */
 #include <math.h>
 #include <sched.h>
@@ -12,10 +12,10 @@
 #include "../common/cli.h"
 #include "ring.h"
 
-typedef enum { ALLREDUCE, REDUCE_SCATTER, ALL_GATHER, OPERATIONS } Operation;
+typedef enum { ALLREDUCE, REDUCESCATTER, ALLGATHER, OPERATIONS } Operation;
 typedef enum { RING, LIBRARY, IMPLEMENTATIONS } Implementation;
 
-static const char *const op_names[OPERATIONS] = {
+static const char *const operation_names[OPERATIONS] = {
     "allreduce", "reduce_scatter", "all_gather"
 };
 static const char *const impl_names[IMPLEMENTATIONS] = { "ring", "mpi" };
@@ -41,14 +41,14 @@ static int run_collective(Operation op, Implementation impl, Buffers *b,
     if (impl == RING)
         return op == ALLREDUCE
                  ? ring_allreduce(b->buf, count, b->scratch, b->comm)
-             : op == REDUCE_SCATTER
+             : op == REDUCESCATTER
                  ? ring_reduce_scatter(b->buf, count, b->scratch, b->comm)
                  : ring_all_gather(b->buf, count, b->comm);
     ring_chunks(count, b->n, b->size, b->offset);
     if (op == ALLREDUCE)
         return MPI_Allreduce(MPI_IN_PLACE, b->buf, (int)count, MPI_FLOAT,
                              MPI_SUM, b->comm);
-    if (op == REDUCE_SCATTER)
+    if (op == REDUCESCATTER)
         return MPI_Reduce_scatter(b->buf, b->result, b->size, MPI_FLOAT,
                                   MPI_SUM, b->comm);
     return MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, b->buf, b->size,

@@ -1,4 +1,4 @@
-/* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
+/* Tangled from chapters/90-plumbing.nw and chapters/92-measuring.nw; edit the chapters, not this file. */
 #ifndef CLI_H
 #define CLI_H
 

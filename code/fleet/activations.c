@@ -1,4 +1,4 @@
-/* Tangled from chapters/04-activations.nw; edit the chapter, not this file. */
+/* Tangled from chapters/04-activations.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

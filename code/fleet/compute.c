@@ -158,7 +158,8 @@ int compute_main(int argc, char **argv)
           "parameters each token passes through (default: --params)",
           0, NULL, 0 },
         { "--tokens", OPT_NUMBER, 1e17, "training tokens D", 2e12, NULL, 0 },
-        { "--gpu", OPT_NAME, 0, "part: a100, h100, h200, h800, b200 or mi300x", 0, "h100", 0 },
+        { "--gpu", OPT_NAME, 0,
+          "part: a100, h100, h200, h800, b200 or mi300x", 0, "h100", 0 },
         { "--machine", OPT_PATH, 0, "plan for this machine instead of --gpu: "
           "each device is one core, its peak peak_flops_per_core of this file "
           "(build/machine.json)", 0, NULL, 0 },

@@ -1,4 +1,4 @@
-/* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
+/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/05-layout.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw and chapters/92-measuring.nw; edit the chapters, not this file. */
 #ifndef FLEET_H
 #define FLEET_H
 

@@ -1,4 +1,4 @@
-/* Tangled from chapters/05-layout.nw; edit the chapter, not this file. */
+/* Tangled from chapters/05-layout.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,8 +84,10 @@ static void plan_traffic(Plan *pl, const Fleet *f, const Assumptions *a)
     pl->pp_nic = crosses_nodes(t * cp, pp, f->per_node);
     pl->dp_nic = crosses_nodes(t * cp * pp, l->dp, f->per_node)
               || pl->cp_nic;
-    Link tp_link = plan_link(f, a, pl->tp_nic), cp_link = plan_link(f, a, pl->cp_nic);
-    Link pp_link = plan_link(f, a, pl->pp_nic), dp_link = plan_link(f, a, pl->dp_nic);
+    Link tp_link = plan_link(f, a, pl->tp_nic);
+    Link cp_link = plan_link(f, a, pl->cp_nic);
+    Link pp_link = plan_link(f, a, pl->pp_nic);
+    Link dp_link = plan_link(f, a, pl->dp_nic);
 
     int full = l->recompute == RECOMPUTE_FULL;   /* the forward runs twice */
     double tp_calls = (full ? 6 : 4) * layers * m;
@@ -94,8 +96,8 @@ static void plan_traffic(Plan *pl, const Fleet *f, const Assumptions *a)
 
     double kv_bytes = 2 * l->micro_batch * l->seq * l->hidden * kv / l->heads
                     / t * 2;               /* the whole sequence's K and V */
-    double cp_calls = (full ? 3 : 2) * layers * m;  /* gather forward (twice
-                                              with full recomputation), scatter back */
+    /* gather forward (twice with full recomputation), scatter back */
+    double cp_calls = (full ? 3 : 2) * layers * m;
     pl->cp_bytes = cp_calls * ring_bytes_sent(ALL_GATHER, kv_bytes, cp);
     pl->cp_s = cp_calls * collective_seconds(ALL_GATHER, kv_bytes, cp, &cp_link);
 
@@ -275,7 +277,8 @@ double reversal_nic(const Plan *w, const Plan *o, const Fleet *f,
     double sign = step_with_nic(*w, *f, a, here) - step_with_nic(*o, *f, a, here);
     for (int i = 1; i < 2000; i++) {
         for (int dir = -1; dir <= 1; dir += 2) {
-            double lo = here * pow(1.01, dir * (i - 1)), hi = here * pow(1.01, dir * i);
+            double lo = here * pow(1.01, dir * (i - 1));
+            double hi = here * pow(1.01, dir * i);
             if (hi < 0.125e9 || hi > 12.5e12)
                 continue;
             double d = step_with_nic(*w, *f, a, hi) - step_with_nic(*o, *f, a, hi);
@@ -343,7 +346,8 @@ static void print_plan(FILE *out, const Plan *p, const Fleet *f,
 {
     const Layout *l = &p->l;
     const GpuMemory *g = &p->memory;
-    fprintf(out, "%s, %s micro-batch%s of %s sequence%s,\n  %s, recomputation: %s\n",
+    fprintf(out, "%s, %s micro-batch%s of %s sequence%s,\n"
+                 "  %s, recomputation: %s\n",
             layout_name(l).s, grouped(l->micro_batches).s,
             l->micro_batches == 1 ? "" : "es", grouped(l->micro_batch).s,
             l->micro_batch == 1 ? "" : "s",
@@ -387,7 +391,8 @@ static void print_plan(FILE *out, const Plan *p, const Fleet *f,
             sig(p->dp_s, 3).s, sig(p->dp_latency_s, 3).s);
     fprintf(out, "hides behind   = %s %% × %s = %s s\n",
             sig(100 * a->overlap, 3).s,
-            l->zero >= 3 ? "the step's compute" : "the last micro-batch's backward",
+            l->zero >= 3 ? "the step's compute"
+                         : "the last micro-batch's backward",
             sig(p->window_s, 3).s);
     fprintf(out, "exposed        = %s s\n", sig(p->exposed_s, 3).s);
     fprintf(out, "step           = %s + %s + %s = %s s\n", sig(p->compute_s, 3).s,

@@ -1,4 +1,4 @@
-/* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
+/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/90-plumbing.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +10,8 @@ static const struct {
     const char *summary;
 } subcommands[] = {
     { "memory", memory_main, "the static training state and the memory floor" },
-    { "compute", compute_main, "training FLOPs, days on a fleet, fleet for a deadline" },
+    { "compute", compute_main,
+      "training FLOPs, days on a fleet, fleet for a deadline" },
     { "step", step_main, "the batch, the step, and bytes against compute per link" },
     { "tp", tp_main, "a tensor-parallel block: all-reduce bytes against compute" },
     { "activations", activations_main, "activation memory per layer, stage and GPU" },

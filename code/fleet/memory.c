@@ -1,4 +1,4 @@
-/* Tangled from chapters/01-memory-floor.nw; edit the chapter, not this file. */
+/* Tangled from chapters/01-memory-floor.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
 #include <math.h>
 #include <string.h>
 
@@ -166,9 +166,10 @@ static void print_memory_floor(FILE *out, const MemoryFloor *m,
                 grouped(m->gpus_min).s, plural(m->gpus_min, "GPU", "GPUs"),
                 grouped(g->per_node).s);
     else
-        fprintf(out, "in whole nodes  = %s GPUs ÷ %s per node → %s nodes = %s GPUs\n",
-                grouped(m->gpus_min).s, grouped(g->per_node).s,
-                grouped(m->nodes).s, grouped(m->gpus_whole_nodes).s);
+        fprintf(out, "in whole nodes  = %s GPUs ÷ %s per node → %s nodes"
+                " = %s GPUs\n", grouped(m->gpus_min).s,
+                grouped(g->per_node).s, grouped(m->nodes).s,
+                grouped(m->gpus_whole_nodes).s);
     fprintf(out, "  (a floor, not a plan: activations, communication buffers\n"
                  "   and fragmentation come on top of the static state)\n\n");
     fprintf(out, "fully sharded over %s GPUs (--gpus) = %s ÷ %s = %s per GPU\n",
@@ -212,7 +213,8 @@ int memory_main(int argc, char **argv)
           0, "mixed", 0 },
         { "--bytes-per-param", OPT_NUMBER, 1000,
           "bytes of state per parameter (instead of --precision)", 0, NULL, 0 },
-        { "--gpu", OPT_NAME, 0, "part: a100, h100, h200, h800, b200 or mi300x", 0, "h100", 0 },
+        { "--gpu", OPT_NAME, 0,
+          "part: a100, h100, h200, h800, b200 or mi300x", 0, "h100", 0 },
         { "--usable", OPT_NUMBER, 1,
           "fraction of each GPU's memory the state may fill", 0.8, NULL, 0 },
         { "--gpus", OPT_COUNT, 1e7,

@@ -1,4 +1,4 @@
-/* Tangled from chapters/05-layout.nw; edit the chapter, not this file. */
+/* Tangled from chapters/05-layout.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,7 +219,7 @@ static void print_trace(FILE *out, const Pipeline *p)
         }
 }
 
-static void print_stages(FILE *out, const Pipeline *p)
+static void print_stage_csv(FILE *out, const Pipeline *p)
 {
     fprintf(out, "stage,warmup,peak_in_flight,in_flight_predicted\n");
     for (int r = 0; r < p->stages; r++)
@@ -306,7 +306,7 @@ int pipeline_main(int argc, char **argv)
     if (option_given(options, "--trace")) {
         print_trace(out.file, &p);
     } else if (option_given(options, "--stages")) {
-        print_stages(out.file, &p);
+        print_stage_csv(out.file, &p);
     } else if (report_requested(options)) {
         Report r = { .count = 0 };
         report_pipeline(&r, &p);

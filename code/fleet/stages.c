@@ -17,9 +17,9 @@ double micro_batches_in_flight(Schedule s, double p, double m, double v,
 {
     if (p <= 1)                  /* no pipeline: one micro-batch at a time */
         return fmin(1, m);
-    if (s == SCHEDULE_GPIPE)                 /* every forward before any backward */
+    if (s == SCHEDULE_GPIPE)     /* every forward before any backward */
         return m;
-    if (s == SCHEDULE_1F1B)                  /* p - r - 1 warm-up forwards, + 1 */
+    if (s == SCHEDULE_1F1B)      /* p - r - 1 warm-up forwards, + 1 */
         return fmin(p - r, m);
     /* interleaved: Megatron's warm-up of 2(p - r - 1) + (v - 1)p chunks, + 1,
        at most every chunk of every micro-batch; a chunk is 1/v of the stage */

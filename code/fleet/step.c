@@ -1,4 +1,4 @@
-/* Tangled from chapters/03-step.nw; edit the chapter, not this file. */
+/* Tangled from chapters/03-step.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -172,7 +172,8 @@ static void report_step(Report *r, const Step *s)
     report_add(r, "nic_gbps", FIELD_COUNT, s->gpu->nic_bandwidth * 8 / 1e9);
     report_add(r, "nic_both_ways", FIELD_BYTES, 2 * s->gpu->nic_bandwidth);
     report_add(r, "pcie_line_rate", FIELD_BYTES, s->gpu->pcie_bandwidth);
-    report_add(r, "nvlink_latency_us", FIELD_REAL, link_latency(LINK_NVLINK) * 1e6);
+    report_add(r, "nvlink_latency_us", FIELD_REAL,
+               link_latency(LINK_NVLINK) * 1e6);
     report_add(r, "nic_latency_us", FIELD_REAL, link_latency(LINK_NIC) * 1e6);
     report_add(r, "pcie_latency_us", FIELD_REAL, link_latency(LINK_PCIE) * 1e6);
     report_add(r, "link_efficiency", FIELD_FRACTION, s->efficiency);

@@ -1,4 +1,4 @@
-/* Tangled from chapters/03-step.nw; edit the chapter, not this file. */
+/* Tangled from chapters/03-step.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "fleet.h"

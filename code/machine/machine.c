@@ -106,7 +106,7 @@ typedef struct {
     double seconds;
     int gemm_m, gemm_n, gemm_k;
     double copy_bytes, latency_bytes, bandwidth_bytes;
-    Measured peak, gemm, copy, latency, bandwidth;
+    Measured peak, gemm_flops, copy, latency, bandwidth;
 } Machine;
 
 static void json_figure(FILE *f, const char *key, Measured x)
@@ -132,7 +132,7 @@ static void machine_json(FILE *f, const Machine *m)
     json_figure(f, "peak_flops_per_core", m->peak);
     fprintf(f, "  \"gemm_m\": %d,\n  \"gemm_n\": %d,\n  \"gemm_k\": %d,\n",
             m->gemm_m, m->gemm_n, m->gemm_k);
-    json_figure(f, "gemm_flops_per_core", m->gemm);
+    json_figure(f, "gemm_flops_per_core", m->gemm_flops);
     fprintf(f, "  \"memcpy_bytes\": %.17g,\n", m->copy_bytes);
     json_figure(f, "memcpy_bytes_per_second", m->copy);
     fprintf(f, "  \"p2p_latency_bytes\": %.17g,\n", m->latency_bytes);
@@ -218,10 +218,10 @@ static void machine_latex(FILE *f, const Machine *m, const char *prefix)
     snprintf(text, sizeof text, "$%d\\times%d\\times%d$", m->gemm_m,
              m->gemm_n, m->gemm_k);
     macro(f, prefix, "GemmShape", text);
-    macro_figure(f, prefix, "GemmFlops", m->gemm, 1, 1);
-    macro_figure(f, prefix, "GemmGflops", m->gemm, 1e9, 0);
+    macro_figure(f, prefix, "GemmFlops", m->gemm_flops, 1, 1);
+    macro_figure(f, prefix, "GemmGflops", m->gemm_flops, 1e9, 0);
     snprintf(text, sizeof text, "%s\\,\\%%",
-             sig(100 * m->gemm.median / m->peak.median, 3).s);
+             sig(100 * m->gemm_flops.median / m->peak.median, 3).s);
     macro(f, prefix, "GemmShare", text);
     snprintf(text, sizeof text, "%s\\,MiB", grouped(m->copy_bytes / 1048576).s);
     macro(f, prefix, "MemcpyBuffer", text);
@@ -244,7 +244,7 @@ static void machine_table(FILE *f, const Machine *m)
     fprintf(f, "%-32s %11s %11s %11s\n", "", "median", "low", "high");
     const struct { const char *what; Measured x; double unit; } rows[] = {
         { "peak, one core (GFLOP/s)", m->peak, 1e9 },
-        { "gemm, one core (GFLOP/s)", m->gemm, 1e9 },
+        { "gemm, one core (GFLOP/s)", m->gemm_flops, 1e9 },
         { "memcpy, one core (GB/s)", m->copy, 1e9 },
         { "p2p latency (us)", m->latency, 1e-6 },
         { "p2p bandwidth (GB/s)", m->bandwidth, 1e9 },
@@ -286,7 +286,7 @@ static int write_figures(const Machine *m, Option *o)
     }
     return 0;
 }
-static int measure(int rank, int n, Option *o)
+static int measure_machine(int rank, int n, Option *o)
 {
     const char *command = "machine";
     const char *prefix = option_text(o, "--latex");
@@ -346,7 +346,7 @@ static int measure(int rank, int n, Option *o)
         gemm_rate(&w, m.gemm_m, m.gemm_n, m.gemm_k, A, B, C, m.seconds);
         for (int i = 0; i < m.repeats; i++)
             x[i] = gemm_rate(&w, m.gemm_m, m.gemm_n, m.gemm_k, A, B, C, m.seconds);
-        m.gemm = figure_of(x, m.repeats);
+        m.gemm_flops = figure_of(x, m.repeats);
         gemm_workspace_free(&w);
         free(A); free(B); free(C);
 
@@ -429,7 +429,7 @@ int main(int argc, char **argv)
     if (status == 1)                         /* --help was printed */
         status = 0;
     else if (status == 0)
-        status = measure(rank, n, options);
+        status = measure_machine(rank, n, options);
     MPI_Finalize();
     return status;
 }

@@ -1,4 +1,4 @@
-/* Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 
@@ -135,7 +135,7 @@ typedef struct {
     size_t grad_acts_count;
     real *grad_acts_memory;
     Gradients grad_acts;
-    GemmWorkspace gemm;
+    GemmWorkspace pack;
     Tally tally;
     real loss;                      /* mean loss of the last forward */
     /* Called when the backward pass has finished a unit's gradients; NULL when

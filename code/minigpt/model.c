@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,7 +245,7 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
     ModelConfig c = m->config;
     int T = c.seq, C = c.hidden, L = c.layers, H = c.heads, V = c.vocab;
     int N = B * T;                                   /* positions */
-    size_t NC = (size_t)N * C;
+    size_t BTC = (size_t)N * C;
     Activations *a = &m->acts;
     double *flops = &m->tally.flops;
 
@@ -259,33 +259,33 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
               layernorm_forward(k.ln1, k.ln1_mean, k.ln1_rstd, k.x, w.ln1_w, w.ln1_b,
                                 N, C));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, k.qkv, k.ln1, w.qkv_w, w.qkv_b, N, C, 3 * C,
+              matmul_forward(&m->pack, k.qkv, k.ln1, w.qkv_w, w.qkv_b, N, C, 3 * C,
                              flops));
         TIMED(m, OP_ATTENTION, 0,
               attention_forward(k.atty, k.att, k.qkv, B, T, C, H, flops));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, a->scratch, k.atty, w.proj_w, w.proj_b, N, C, C,
+              matmul_forward(&m->pack, a->scratch, k.atty, w.proj_w, w.proj_b, N, C, C,
                              flops));
-        TIMED(m, OP_RESIDUAL, 0, residual_forward(k.res2, k.x, a->scratch, NC));
+        TIMED(m, OP_RESIDUAL, 0, residual_forward(k.res2, k.x, a->scratch, BTC));
         TIMED(m, OP_LAYERNORM, 0,
               layernorm_forward(k.ln2, k.ln2_mean, k.ln2_rstd, k.res2, w.ln2_w,
                                 w.ln2_b, N, C));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, k.fch, k.ln2, w.fc_w, w.fc_b, N, C, 4 * C,
+              matmul_forward(&m->pack, k.fch, k.ln2, w.fc_w, w.fc_b, N, C, 4 * C,
                              flops));
-        TIMED(m, OP_GELU, 0, gelu_forward(k.fch_gelu, k.fch, 4 * NC));
+        TIMED(m, OP_GELU, 0, gelu_forward(k.fch_gelu, k.fch, 4 * BTC));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, a->scratch, k.fch_gelu, w.fcproj_w, w.fcproj_b,
+              matmul_forward(&m->pack, a->scratch, k.fch_gelu, w.fcproj_w, w.fcproj_b,
                              N, 4 * C, C, flops));
-        TIMED(m, OP_RESIDUAL, 0, residual_forward(k.res3, k.res2, a->scratch, NC));
+        TIMED(m, OP_RESIDUAL, 0, residual_forward(k.res3, k.res2, a->scratch, BTC));
     }
-    real *last = a->res3 + (size_t)(L - 1) * NC;     /* (B, T, C) */
+    real *last = a->res3 + (size_t)(L - 1) * BTC;     /* (B, T, C) */
     Params h = weights_of(m, L);                     /* final norm, head */
     TIMED(m, OP_LAYERNORM, 0,
           layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, last, h.lnf_w,
                             h.lnf_b, N, C));
     TIMED(m, OP_MATMUL, 0,
-          matmul_forward(&m->gemm, a->probs, a->lnf, h.head_w, NULL, N, C, V,
+          matmul_forward(&m->pack, a->probs, a->lnf, h.head_w, NULL, N, C, V,
                          flops));
     double loss = 0.0;
     TIMED(m, OP_LOSS, 0,
@@ -308,19 +308,19 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
     ModelConfig c = m->config;
     int T = c.seq, C = c.hidden, L = c.layers, H = c.heads, V = c.vocab;
     int N = B * T;
-    size_t NC = (size_t)N * C;
+    size_t BTC = (size_t)N * C;
     Activations *a = &m->acts;
     Gradients *g = &m->grad_acts;
     double *flops = &m->tally.flops;
 
-    real *last = a->res3 + (size_t)(L - 1) * NC;
+    real *last = a->res3 + (size_t)(L - 1) * BTC;
     Params h = weights_of(m, L), dh = gradients_of(m, L);
     TIMED(m, OP_LOSS, 1,
           crossentropy_backward(g->dlogits, a->probs, targets, N, V, scale));
     TIMED(m, OP_MATMUL, 1,
-          matmul_backward(&m->gemm, g->dtmp, dh.head_w, NULL, g->dlogits, a->lnf,
+          matmul_backward(&m->pack, g->dtmp, dh.head_w, NULL, g->dlogits, a->lnf,
                           h.head_w, N, C, V, flops));
-    memset(g->dres, 0, sizeof(real) * NC);
+    memset(g->dres, 0, sizeof(real) * BTC);
     TIMED(m, OP_LAYERNORM, 1,
           layernorm_backward(g->dres, dh.lnf_w, dh.lnf_b, g->dtmp, last,
                              h.lnf_w, a->lnf_mean, a->lnf_rstd, N, C));
@@ -329,23 +329,23 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
         Params w = weights_of(m, l), dw = gradients_of(m, l);
         BlockActivations k = block_activations(m, l, B);
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dfch_gelu, dw.fcproj_w, dw.fcproj_b,
+              matmul_backward(&m->pack, g->dfch_gelu, dw.fcproj_w, dw.fcproj_b,
                               g->dres, k.fch_gelu, w.fcproj_w, N, 4 * C, C, flops));
-        TIMED(m, OP_GELU, 1, gelu_backward(g->dfch, k.fch, g->dfch_gelu, 4 * NC));
+        TIMED(m, OP_GELU, 1, gelu_backward(g->dfch, k.fch, g->dfch_gelu, 4 * BTC));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dtmp, dw.fc_w, dw.fc_b, g->dfch, k.ln2,
+              matmul_backward(&m->pack, g->dtmp, dw.fc_w, dw.fc_b, g->dfch, k.ln2,
                               w.fc_w, N, C, 4 * C, flops));
         TIMED(m, OP_LAYERNORM, 1,
               layernorm_backward(g->dres, dw.ln2_w, dw.ln2_b, g->dtmp, k.res2, w.ln2_w,
                                  k.ln2_mean, k.ln2_rstd, N, C));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dtmp, dw.proj_w, dw.proj_b, g->dres, k.atty,
+              matmul_backward(&m->pack, g->dtmp, dw.proj_w, dw.proj_b, g->dres, k.atty,
                               w.proj_w, N, C, C, flops));
         TIMED(m, OP_ATTENTION, 1,
               attention_backward(g->dqkv, g->datt_row, g->dtmp, k.qkv, k.att, B, T, C,
                                  H, flops));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->gemm, g->dtmp, dw.qkv_w, dw.qkv_b, g->dqkv, k.ln1,
+              matmul_backward(&m->pack, g->dtmp, dw.qkv_w, dw.qkv_b, g->dqkv, k.ln1,
                               w.qkv_w, N, C, 3 * C, flops));
         TIMED(m, OP_LAYERNORM, 1,
               layernorm_backward(g->dres, dw.ln1_w, dw.ln1_b, g->dtmp, k.x, w.ln1_w,

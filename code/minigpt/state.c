@@ -1,4 +1,4 @@
-/* Tangled from chapters/93-trainer-state.nw; edit the chapter, not this file. */
+/* Tangled from chapters/08-sharded-state.nw and chapters/93-trainer-state.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

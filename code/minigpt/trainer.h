@@ -1,4 +1,4 @@
-/* Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file. */
+/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #ifndef TRAINER_H
 #define TRAINER_H
 

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>

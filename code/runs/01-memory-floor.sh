@@ -18,7 +18,8 @@ $fleet memory --params 100e9 --precision fp32-grads --latex FpGrads \
 $fleet memory --params 100e9 --precision mt-nlg     --latex Mtnlg \
               --output "$numbers/01-mt-nlg.tex"
 restart=$(awk -F, '$1 == "mixed" { print $5 + $7 }' "$data/01-precisions.csv")
-test -n "$restart" || { echo "01-memory-floor.sh: no mixed row in the table" >&2; exit 1; }
+test -n "$restart" || {
+    echo "01-memory-floor.sh: no mixed row in the table" >&2; exit 1; }
 $fleet memory --params 100e9 --gpu h100 --checkpoint-bytes-per-param "$restart" \
               --latex Restart --output "$numbers/01-restart.tex"
 $fleet memory --params 100e9 --gpu h100 --checkpoint-bytes-per-param "$restart" \
@@ -26,7 +27,8 @@ $fleet memory --params 100e9 --gpu h100 --checkpoint-bytes-per-param "$restart" 
 # What a node's network adapters carry together, from the part table.
 nic=$($fleet step --gpu h100 --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++)
     c[$i] = i } NR == 2 { print $c["nic_line_rate"], $c["nic_gbps"] }')
-test -n "$nic" || { echo "01-memory-floor.sh: no NIC rate for the H100" >&2; exit 1; }
+test -n "$nic" || {
+    echo "01-memory-floor.sh: no NIC rate for the H100" >&2; exit 1; }
 awk -v nic="${nic% *}" -v gbps="${nic#* }" '
 function si(x,   u, i) {                  # 3 significant digits, SI prefix
     split("B kB MB GB TB PB", u, " ")

@@ -27,7 +27,7 @@ $fleet step $b --in-network --latex DesignBSharp \
 # Design B with a plain all-reduce instead of ZeRO-1, the case SHARP helps.
 $fleet step --tp 8 --pp 8 --dp 16 --zero 0 --micro-batch-tokens 4096 \
             --in-network --latex DesignBPlainSharp \
-                                       --output "$numbers/03-design-b-plain-sharp.tex"
+            --output "$numbers/03-design-b-plain-sharp.tex"
 # The chapter says SHARP leaves design B's NIC bytes as they are (ZeRO-1 sends
 # halves) and lowers them for a plain all-reduce; stop if that is not so.
 nic_bytes() {
@@ -38,9 +38,12 @@ b_ring=$(nic_bytes $b) b_sharp=$(nic_bytes $b --in-network)
 b_plain=$(nic_bytes --tp 8 --pp 8 --dp 16 --zero 0 --micro-batch-tokens 4096 \
                     --in-network)
 test -n "$b_ring" && test "$b_sharp" = "$b_ring" || {
-    echo "03-step.sh: SHARP changes design B's NIC bytes under ZeRO-1" >&2; exit 1; }
-test -n "$b_plain" && awk -v p="$b_plain" -v r="$b_ring" 'BEGIN { exit !(p < r) }' || {
-    echo "03-step.sh: SHARP does not lower a plain all-reduce's NIC bytes" >&2; exit 1; }
+    echo "03-step.sh: SHARP changes design B's NIC bytes under ZeRO-1" >&2
+    exit 1; }
+test -n "$b_plain" &&
+    awk -v p="$b_plain" -v r="$b_ring" 'BEGIN { exit !(p < r) }' || {
+    echo "03-step.sh: SHARP does not lower a plain all-reduce's NIC bytes" >&2
+    exit 1; }
 # It also says both designs send the same NVLink bytes, with and without NVLS.
 nvlink_bytes() {
     $fleet step "$@" --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++)
@@ -54,7 +57,8 @@ done
 # Design B's per-GPU figures average the layers over the stages; a real
 # pipeline gives whole layers to each stage.
 $fleet step $b --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
-    NR == 2 { l = $c["layers"]; p = $c["pp"]; lo = int(l / p); hi = lo + (l % p > 0)
+    NR == 2 { l = $c["layers"]; p = $c["pp"]
+        lo = int(l / p); hi = lo + (l % p > 0)
         nhi = l % p; nlo = p - nhi
         printf "\\newcommand{\\DesignBLayersPerStage}{%g}\n", l / p
         printf "\\newcommand{\\DesignBStageLayersHigh}{%d}\n", hi

@@ -36,8 +36,10 @@ $fleet layout $A --top 1 --output "$transcripts/05-design-a.txt"
 $fleet layout $B --top 1 --output "$transcripts/05-design-b.txt"
 $fleet layout $A --latex DesA --output "$numbers/05-des-a.tex"
 $fleet layout $B --latex DesB --output "$numbers/05-des-b.tex"
-$fleet layout $A --nic-gbps 200 --latex DesAslow --output "$numbers/05-des-a-slow.tex"
-$fleet layout $B --nic-gbps 200 --latex DesBslow --output "$numbers/05-des-b-slow.tex"
+$fleet layout $A --nic-gbps 200 --latex DesAslow \
+              --output "$numbers/05-des-a-slow.tex"
+$fleet layout $B --nic-gbps 200 --latex DesBslow \
+              --output "$numbers/05-des-b-slow.tex"
 $fleet layout --top 6 --output "$transcripts/05-plan.txt"
 $fleet layout --latex Plan --output "$numbers/05-plan.tex"
 $fleet layout --nic-gbps 200 --top 4 --output "$transcripts/05-plan-slow.txt"
@@ -57,7 +59,8 @@ tps=$(best tp_s --tp 16 --cross-node-tp)
 awk -v b="$ring" -v m="$m16" -v t="$tps" 'BEGIN {
     printf "\\newcommand{\\TpWideRingGb}{%.0f}\n", b / m / 1e9
     printf "\\newcommand{\\TpWideNicS}{%.1f}\n", b / m / 50e9
-    printf "\\newcommand{\\TpWideMicroComputeS}{%.2f}\n", 6e11 * 16384 / 16 / (989e12 * 0.4)
+    printf "\\newcommand{\\TpWideMicroComputeS}{%.2f}\n",
+           6e11 * 16384 / 16 / (989e12 * 0.4)
     printf "\\newcommand{\\TpWideMicroCount}{%d}\n", m
     printf "\\newcommand{\\TpWideSpreadS}{%.2g}\n", t / 8 }' \
     > "$numbers/05-tp16-micro.tex"
@@ -67,9 +70,12 @@ awk -v b="$ring" -v m="$m16" -v t="$tps" 'BEGIN {
 # sentences assume A ahead at 400 Gbps and B at 200: stop if that turns.
 for d in "400 A" "200 Aslow"; do
     set -- $d
-    awk -v ae="$(best exposed_s $A --nic-gbps $1)" -v at="$(best tp_s $A --nic-gbps $1)" \
-        -v as="$(best step_time_s $A --nic-gbps $1)" -v bb="$(best bubble_s $B --nic-gbps $1)" \
-        -v be="$(best exposed_s $B --nic-gbps $1)" -v bt="$(best tp_s $B --nic-gbps $1)" \
+    awk -v ae="$(best exposed_s $A --nic-gbps $1)" \
+        -v at="$(best tp_s $A --nic-gbps $1)" \
+        -v as="$(best step_time_s $A --nic-gbps $1)" \
+        -v bb="$(best bubble_s $B --nic-gbps $1)" \
+        -v be="$(best exposed_s $B --nic-gbps $1)" \
+        -v bt="$(best tp_s $B --nic-gbps $1)" \
         -v bs="$(best step_time_s $B --nic-gbps $1)" -v n="$2" 'BEGIN {
         printf "\\newcommand{\\Ab%sFsdpExposedS}{%.2f}\n", n, ae - at
         printf "\\newcommand{\\Ab%sBubbleS}{%.2f}\n", n, bb
@@ -142,11 +148,14 @@ $fleet layout $llama --seq 8192 --gpus 16384 --latex Big \
 $fleet layout $llama --seq 8192 --gpus 16384 --tp 8 --pp 16 --dp 128 \
               --fsdp 0 --latex BigPub --output "$numbers/05-big-pub.tex"
 $fleet layout $llama --seq 8192 --gpus 8192 --tp 8 --pp 16 --dp 64 \
-              --fsdp 0 --schedule interleaved --latex PubEight --output "$numbers/05-pub-8k.tex"
+              --fsdp 0 --schedule interleaved --latex PubEight \
+              --output "$numbers/05-pub-8k.tex"
 $fleet layout $llama --seq 8192 --gpus 16384 --tp 8 --pp 16 --dp 128 \
-              --fsdp 0 --schedule interleaved --latex PubSixteen --output "$numbers/05-pub-16k.tex"
+              --fsdp 0 --schedule interleaved --latex PubSixteen \
+              --output "$numbers/05-pub-16k.tex"
 $fleet layout $llama --seq 131072 --gpus 16384 --tp 8 --cp 16 --pp 16 --dp 8 \
-              --fsdp 0 --schedule interleaved --latex PubLong --output "$numbers/05-pub-long.tex"
+              --fsdp 0 --schedule interleaved --latex PubLong \
+              --output "$numbers/05-pub-long.tex"
 # The step each published MFU implies: model FLOPs ÷ (MFU × peak); the
 # layout's efficiency, compute ÷ step; the kernel rate the published MFU
 # implies, MFU ÷ (predicted MFU ÷ kernel rate assumed); and the prediction
@@ -163,8 +172,10 @@ for row in "Eight 8192 1 64 8192 0.43" "Sixteen 16384 1 128 8192 0.41" \
     awk -v f="$flops" -v u="$6" -v n="$1" -v m="$mfu" -v c="$compute" \
         -v s="$step" -v h="$high" 'BEGIN {
         printf "\\newcommand{\\Pub%sPublishedStep}{%.1f}\n", n, f / (u * 989e12)
-        printf "\\newcommand{\\Pub%sLayoutEfficiency}{%.0f\\,\\%%}\n", n, 100 * c / s
-        printf "\\newcommand{\\Pub%sImpliedEfficiency}{%.0f\\,\\%%}\n", n, 100 * u * 0.4 / m
+        printf "\\newcommand{\\Pub%sLayoutEfficiency}{%.0f\\,\\%%}\n", n,
+               100 * c / s
+        printf "\\newcommand{\\Pub%sImpliedEfficiency}{%.0f\\,\\%%}\n", n,
+               100 * u * 0.4 / m
         printf "\\newcommand{\\Pub%sMfuAtHigh}{%.1f\\,\\%%}\n", n, 100 * h }'
 done > "$numbers/05-pub-steps.tex"
 # How much longer the published degrees' step is than the planner's best.
