@@ -57,7 +57,7 @@ static int run_collective(Operation op, Implementation impl, Buffers *b,
 /* What element i of the result must be, for this operation. */
 static float expected(Operation op, size_t i, int owner, int n)
 {
-    if (op == ALL_GATHER)
+    if (op == ALLGATHER)
         return (float)((owner + i) % 17);
     double sum = 0;
     for (int r = 0; r < n; r++)
@@ -70,7 +70,7 @@ static void fill(Operation op, Buffers *b, size_t count)
     ring_chunks(count, b->n, b->size, b->offset);
     for (size_t i = 0; i < count; i++)
         b->buf[i] = (float)((b->rank + i) % 17);
-    if (op == ALL_GATHER)             /* only the rank's own chunk counts */
+    if (op == ALLGATHER)             /* only the rank's own chunk counts */
         for (size_t i = 0; i < count; i++)
             if (i < (size_t)b->offset[b->rank]
                 || i >= (size_t)(b->offset[b->rank] + b->size[b->rank]))
@@ -83,7 +83,7 @@ static long count_wrong(Operation op, Implementation impl, const Buffers *b,
 {
     size_t begin = 0, end = count;
     const float *result = b->buf;
-    if (op == REDUCE_SCATTER) {    /* only the rank's own chunk is defined */
+    if (op == REDUCESCATTER) {    /* only the rank's own chunk is defined */
         begin = (size_t)b->offset[b->rank];
         end = begin + (size_t)b->size[b->rank];
         if (impl == LIBRARY)
@@ -238,7 +238,7 @@ typedef struct {
     double copy_bw, touch_bw;  /* GB/s */
 } Setting;
 
-static void print_table(FILE *f, const Row *rows, int count, const Setting *s)
+static void print_results(FILE *f, const Row *rows, int count, const Setting *s)
 {
     fprintf(f, "# %d %s, float32 sum, on a host of %d %s (%d %s there), "
             "%s\n", s->n, s->n == 1 ? "rank" : "ranks", s->where.cores,
@@ -264,7 +264,7 @@ static void print_table(FILE *f, const Row *rows, int count, const Setting *s)
                     mpi = &rows[j];
             if (!header++)
                 fprintf(f, "#\n# %-19s %30s %34s\n#%9s %8s %9s %3s %6s %6s"
-                        " %5s %9s %3s %6s %6s %5s\n", op_names[op], "ring",
+                        " %5s %9s %3s %6s %6s %5s\n", operation_names[op], "ring",
                         "mpi", "size(B)", "count", "time(us)", "+-%", "algbw",
                         "busbw", "wrong", "time(us)", "+-%", "algbw", "busbw",
                         "wrong");
@@ -292,7 +292,7 @@ static void print_rows(FILE *f, const Row *rows, int count, const Setting *s,
         Row machine = { OPERATIONS, IMPLEMENTATIONS, copy_bytes, t, bw, bw, 0,
                         t, t, 1, 0 };
         const Row *r = i < count ? &rows[i] : &machine;
-        const char *op = i < count ? op_names[r->op]
+        const char *op = i < count ? operation_names[r->op]
                        : i == count ? "first_touch" : "memcpy";
         const char *impl = i < count ? impl_names[r->impl] : op;
         if (json)
@@ -437,7 +437,7 @@ static int sweep(int rank, int n, Option *options)
     int first_op = 0, last_op = OPERATIONS - 1;
     if (strcmp(which, "all") != 0) {
         for (first_op = 0; first_op < OPERATIONS; first_op++)
-            if (strcmp(which, op_names[first_op]) == 0)
+            if (strcmp(which, operation_names[first_op]) == 0)
                 break;
         if (first_op == OPERATIONS) {
             if (rank == 0)
@@ -504,7 +504,7 @@ static int sweep(int rank, int n, Option *options)
                 rows[count++] = measure((Operation)op, (Implementation)impl, &b,
                                         bytes, warmup, repeats, target);
             if (rank == 0 && !option_given(options, "--json"))
-                fprintf(stderr, "allreduce: %s %zu bytes done\n", op_names[op],
+                fprintf(stderr, "allreduce: %s %zu bytes done\n", operation_names[op],
                         bytes);
         }
     int status = 0;
@@ -522,7 +522,7 @@ static int sweep(int rank, int n, Option *options)
         if (transcript != NULL) {
             status = output_open_path(&out, command, "--transcript", transcript);
             if (status == 0) {
-                print_table(out.file, rows, count, &setting);
+                print_results(out.file, rows, count, &setting);
                 status = output_commit(&out, command);
             }
         }
@@ -537,7 +537,7 @@ static int sweep(int rank, int n, Option *options)
                 report_summary(&r, rows, count, &setting);
                 print_report(out.file, &r, options);
             } else
-                print_table(out.file, rows, count, &setting);
+                print_results(out.file, rows, count, &setting);
             status = output_commit(&out, command);
         }
     }

@@ -119,9 +119,9 @@ int model_init(Model *m, ModelConfig config, int batch, unsigned holds)
             failed |= (*state[i] = calloc(N, sizeof(real))) == NULL;
     m->acts_memory = calloc(m->acts_count, sizeof(real));
     m->grad_acts_memory = calloc(m->grad_acts_count, sizeof(real));
-    gemm_workspace_init(&m->gemm);
-    if (failed || !m->acts_memory || !m->grad_acts_memory || !m->gemm.a
-        || !m->gemm.b) {
+    gemm_workspace_init(&m->pack);
+    if (failed || !m->acts_memory || !m->grad_acts_memory || !m->pack.a
+        || !m->pack.b) {
         model_free(m);
         return -1;
     }
@@ -138,7 +138,7 @@ void model_free(Model *m)
     free(m->v_memory);
     free(m->acts_memory);
     free(m->grad_acts_memory);
-    gemm_workspace_free(&m->gemm);
+    gemm_workspace_free(&m->pack);
     memset(m, 0, sizeof *m);
 }
 

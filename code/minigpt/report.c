@@ -120,9 +120,9 @@ void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "matmul_flops", FIELD_SCI,
                matmul > 0 ? 6 * matmul_params(c) * rank_tokens / matmul : 0);
     if (set->machine != NULL) {           /* what the machine file adds */
-        report_add(r, "gemm_flops", FIELD_SCI, set->gemm);
+        report_add(r, "gemm_flops", FIELD_SCI, set->gemm_flops);
         report_add(r, "matmul_ms_at_gemm_rate", FIELD_REAL,
-                   1e3 * 6 * matmul_params(c) * rank_tokens / set->gemm);
+                   1e3 * 6 * matmul_params(c) * rank_tokens / set->gemm_flops);
     }
     report_add(r, "bytes_per_param", FIELD_REAL, 4 * word);
     report_add(r, "param_bytes", FIELD_BYTES, word * N);

@@ -63,7 +63,7 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
              && (machine_figure(command, "--machine", set->machine,
                                 "peak_flops_per_core", &set->peak) != 0
                  || machine_figure(command, "--machine", set->machine,
-                                   "gemm_flops_per_core", &set->gemm) != 0))
+                                   "gemm_flops_per_core", &set->gemm_flops) != 0))
         return 2;                          /* machine_figure said why */
     else {
         set->dump = option_text(o, "--dump");

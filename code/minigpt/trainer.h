@@ -12,7 +12,7 @@ typedef struct {
     const char *save, *resume, *log, *profile;
     const char *machine;   /* the machine file the peak comes from, or NULL */
     double peak;           /* one core's peak FLOP/s read from it, or 0     */
-    double gemm;           /* and the rate of its gemm, FLOP/s              */
+    double gemm_flops;     /* and the rate of its gemm, FLOP/s              */
     int rank, ranks;       /* this process, and how many there are */
     int dp;                /* ranks that share each batch: 1 until Chapter 7 */
     const char *dump;          /* --dump DIR, or NULL                  */
