@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/12-solutions-compute.t: the worked solutions of chapter 2 (compute and
+# tests/02-solutions.t: the worked solutions of chapter 2 (compute and
 # the fleet) against first principles.
 #
 # For every exercise, fleet compute (or fleet memory) is run with --json on the
@@ -12,7 +12,7 @@
 # script wrote are checked against the same values at the precision they
 # print, and the solutions volume must carry every exercise's heading.
 #
-# Run after make, from anywhere: prove -v tests/12-solutions-compute.t
+# Run after make, from anywhere: prove -v tests/02-solutions.t
 use strict;
 use warnings;
 use Cwd qw(abs_path);

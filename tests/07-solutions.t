@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/14-solutions-data-parallel.t: the worked solutions to chapter 7's
+# tests/07-solutions.t: the worked solutions to chapter 7's
 # exercises (data parallel and the ring all-reduce) and its lab.
 #
 # Every number the solution script printed (build/solutions/07-*.tex) is
@@ -15,7 +15,7 @@
 # checks that the statements give no answer away, and, once the solutions
 # volume includes chapter 7, that build/solutions.pdf prints every heading.
 #
-# Run after `make`:  prove -v tests/14-solutions-data-parallel.t
+# Run after `make`:  prove -v tests/07-solutions.t
 use strict;
 use warnings;
 use FindBin;

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/13-solutions-reference.t: the worked solutions to chapter 6's
+# tests/06-solutions.t: the worked solutions to chapter 6's
 # exercises (the reference trainer, minigpt) and its lab.
 #
 # For every exercise this test runs minigpt with the exercise's inputs and
@@ -18,7 +18,7 @@
 # and, once the solutions volume includes chapter 6, that build/solutions.pdf
 # prints every heading.
 #
-# Run after `make`:  prove -v tests/13-solutions-reference.t
+# Run after `make`:  prove -v tests/06-solutions.t
 use strict;
 use warnings;
 use Cwd qw(abs_path);

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/23-fleet-layout.t: fleet layout on the running example (100e9 dense,
+# tests/05-layout.t: fleet layout on the running example (100e9 dense,
 # 55 layers of hidden 12,288, 96 heads, sequence 4,096, 2,097,152 tokens a
 # step on 1,024 H100) and on Llama 3 405B, against arithmetic done here:
 # design A = TP8 x FSDP128 sends 3 x 25 GB x 127/128 across nodes; design B =

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/28-output-paths.t: output that cannot destroy, and output that cannot
+# tests/00-output-paths.t: output that cannot destroy, and output that cannot
 # be lost without a word.
 #  - An output path must be absent or a regular file: a device, a directory,
 #    a pipe or a symbolic link is refused with one line and exit status 2, and
@@ -13,7 +13,7 @@
 #  - Rounding up is exact for whole quotients from 1e3 to 1e18, and rounds
 #    genuine fractions up.
 #
-# Run after `make programs`:  prove -v tests/28-output-paths.t
+# Run after `make programs`:  prove -v tests/00-output-paths.t
 use strict;
 use warnings;
 use FindBin;

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/22-fleet-pipeline.t: fleet pipeline's discrete-event simulation
+# tests/05-pipeline.t: fleet pipeline's discrete-event simulation
 # against the closed forms of the bubble, read from its JSON and from its
 # trace, over a grid of stages p, micro-batches m and chunks v.
 #

@@ -11,7 +11,7 @@
 # or times minigpt passes --machine; and a missing, garbled or incomplete
 # file is refused with one line and status 2.
 #
-# Run after `make`:  prove -v tests/25-machine.t
+# Run after `make`:  prove -v tests/92-machine.t
 use strict;
 use warnings;
 use FindBin;

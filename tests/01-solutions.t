@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/11-solutions-memory.t: the worked solutions to chapter 1's exercises.
+# tests/01-solutions.t: the worked solutions to chapter 1's exercises.
 #
 # For every exercise this test runs `fleet memory --json` with the exercise's
 # inputs and compares the answers with the same arithmetic done here, from the
@@ -11,7 +11,7 @@
 # volume names them and give no answers away, and that build/solutions.pdf
 # prints each heading with its key numbers in the prose.
 #
-# Run after `make`:  prove -v tests/11-solutions-memory.t
+# Run after `make`:  prove -v tests/01-solutions.t
 use strict;
 use warnings;
 use Cwd qw(abs_path);

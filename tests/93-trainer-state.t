@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/26-minigpt-state.t: minigpt's state on disk, checked by code that
+# tests/93-trainer-state.t: minigpt's state on disk, checked by code that
 # shares nothing with the trainer (Appendix "The trainer's state on disk").
 #
 # - The optimizer's first step, read from a checkpoint parsed here from the

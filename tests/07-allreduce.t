@@ -18,7 +18,7 @@
 # ring.c that forgets to add, it counts wrong elements and exits 1.
 #
 # No timing is asserted: the machine may be busy, and four ranks share two
-# cores. Run after `make`:  prove -v tests/09-allreduce.t
+# cores. Run after `make`:  prove -v tests/07-allreduce.t
 use strict;
 use warnings;
 use FindBin;

@@ -1,12 +1,12 @@
 #!/usr/bin/perl
-# tests/20-fleet-activations.t: chapter 4's formulas, fleet activations,
+# tests/04-activations.t: chapter 4's formulas, fleet activations,
 # against arithmetic done here from Korthikanti et al.'s list of saved
 # tensors, the schedules' warm-up counts and ZeRO's per-device bytes; the
 # running example's numbers; unequal stages; bad input; and the chapter's
 # pages in the book.
 #
 # The model below (layer_bytes, in_flight, stage_layers, gpu_memory) is also
-# what tests/21-solutions-activations.t checks the worked solutions with: it
+# what tests/04-solutions.t checks the worked solutions with: it
 # loads this file, which then defines the subroutines and runs no tests.
 use strict;
 use warnings;

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/15-solutions-sharded.t: the worked solutions to chapter 8's exercises
+# tests/08-solutions.t: the worked solutions to chapter 8's exercises
 # (sharded state: ZeRO and FSDP) against the ZeRO formulas.
 #
 # Every run of solutions/08-sharded-state.sh is described once below, by its
@@ -26,7 +26,7 @@
 #  - once solutions/solutions.tex includes chapter 8, build/solutions.pdf
 #    prints each heading "Exercise 8.N".
 #
-# Run after `make`:  prove -v tests/15-solutions-sharded.t
+# Run after `make`:  prove -v tests/08-solutions.t
 use strict;
 use warnings;
 use FindBin;
