@@ -14,7 +14,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
-use File::Temp qw(tempdir);
 use Test::More;
 
 my $fleet = root() . '/build/bin/fleet';
@@ -180,15 +179,7 @@ my @bad = (
 );
 for my $case (@bad) {
     my ($flag, @args) = @$case;
-    my $dir = tempdir(CLEANUP => 1);
-    my ($status, $out, $err) = run($fleet, 'layout', @args, '--output',
-                                   "$dir/out");
-    is($status, 2, "layout @args: exit 2");
-    is($out, '', "layout @args: nothing on stdout");
-    my $lines = () = $err =~ /\n/g;
-    is($lines, 1, "layout @args: one line on stderr") or diag $err;
-    like($err, qr/\Q$flag\E/, "layout @args: names $flag");
-    ok(!-e "$dir/out", "layout @args: no output file");
+    refused_no_output("layout @args", $flag, $fleet, 'layout', @args);
 }
 
 # ------------------------------------------------------------ the book --
