@@ -79,8 +79,7 @@ like($text, qr/floor, not a plan/, 'the transcript says it is a floor');
 my $dir = tempdir(CLEANUP => 1);
 ($status) = run($fleet, qw(memory --output), "$dir/floor.txt");
 is($status, 0, '--output succeeds');
-open my $fh, '<', "$dir/floor.txt" or die;
-my $written = do { local $/; <$fh> };
+my $written = slurp("$dir/floor.txt");
 is($written, $text, '--output writes what stdout would show');
 is_deeply([files_in($dir)], ['floor.txt'], 'no temporary file is left behind');
 
