@@ -128,8 +128,7 @@ like($flat, qr/Figure 2\.1/, 'figure 2.1 is placed');
 
 # Each chapter has at least six exercises.
 for my $ex (glob "$root/exercises/*.tex") {
-    open my $fh, '<', $ex or die;
-    my $items = () = join('', <$fh>) =~ /\\item\b/g;
+    my $items = () = exercise_items($ex);
     cmp_ok($items, '>=', 6, "$ex has at least six exercises");
 }
 

@@ -167,8 +167,7 @@ my %a = (tp => 8, sp => 1, dp => 128, zero => 3, at => 'materialized');
 
 # One solution per exercise, every macro defined, the headings in the PDF.
 my $tex = slurp("$root/solutions/04-activations.tex");
-my $exercises = slurp("$root/exercises/04-activations.tex");
-my $count = () = $exercises =~ /^\\item \\textbf\{/mg;
+my $count = () = exercise_items("$root/exercises/04-activations.tex");
 cmp_ok($count, '>=', 6, "chapter 4 has at least six exercises ($count)");
 my @headings = $tex =~ /\\solactexercise\{(\d+)\}/g;
 is_deeply(\@headings, [1 .. $count], 'one solution per exercise, in order');

@@ -516,13 +516,9 @@ my $statements = slurp("$root/exercises/06-reference.tex") // '';
 like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
 unlike($text, qr/enumitem/, 'exercises: plain enumerate, no enumitem');
 unlike($text, qr/\[\[/, 'exercises: no noweb quoting (the file is plain LaTeX)');
-my ($depth, $items, $share) = (0, 0);
-while ($text =~ /(\\begin\{enumerate\}|\\end\{enumerate\}|\\item\b|\\label\{ex:attention-share\})/g) {
-    if    ($1 =~ /begin/) { $depth++ }
-    elsif ($1 =~ /end/)   { $depth-- }
-    elsif ($1 =~ /label/) { $share = $items }
-    elsif ($depth == 1)   { $items++ }
-}
+my @exercises = exercise_items("$root/exercises/06-reference.tex");
+my $items = @exercises;
+my ($share) = grep { $exercises[$_ - 1] =~ /\\label\{ex:attention-share\}/ } 1 .. $items;
 # The chapter refers to the exercise on 6N and attention by this label.
 is($share, 2, 'exercises: \label{ex:attention-share} is on Exercise 6.2');
 cmp_ok($items, '>=', 7, "exercises: at least seven ($items)");

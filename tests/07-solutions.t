@@ -303,12 +303,7 @@ my $statements = slurp("$root/exercises/07-data-parallel.tex") // '';
 (my $text = $statements) =~ s/(?<!\\)%.*$//mg;
 like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
 unlike($text, qr/\[\[/, 'exercises: no noweb quoting (the file is plain LaTeX)');
-my ($depth, $items) = (0, 0);
-while ($text =~ /(\\begin\{enumerate\}|\\end\{enumerate\}|\\item\b)/g) {
-    if    ($1 =~ /begin/) { $depth++ }
-    elsif ($1 =~ /end/)   { $depth-- }
-    elsif ($depth == 1)   { $items++ }
-}
+my $items = () = exercise_items("$root/exercises/07-data-parallel.tex");
 cmp_ok($items, '>=', 6, "exercises: at least six ($items)");
 my $solution_tex = slurp("$root/solutions/07-data-parallel.tex") // '';
 my $sections = () = $solution_tex =~ /^\\solfourexercise\{\d+\}/mg;

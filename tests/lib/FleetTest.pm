@@ -15,8 +15,8 @@ use Exporter qw(import);
 our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
                  round_up grouped camel line_count pdf_text slurp read_macros
                  printed_number macro_agrees minigpt_params minigpt_flags
-                 same_files different_files files_in refused refused_no_output
-                 verify_ok);
+                 same_files different_files files_in exercise_items refused
+                 refused_no_output verify_ok);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -223,6 +223,30 @@ sub files_in {
     my ($d) = @_;
     opendir(my $dh, $d) or die "$d: $!";
     return sort grep { !/^\.\.?$/ } readdir $dh;
+}
+
+# The exercises of a chapter's exercise file (LaTeX): the text of each
+# top-level \item of its enumerate, comments removed, in order. Dies if the
+# file cannot be read or its enumerates do not balance.
+sub exercise_items {
+    my ($path) = @_;
+    my $tex = slurp($path) // die "$path: cannot read it\n";
+    $tex =~ s/(?<!\\)%.*$//mg;
+    my ($depth, $start, @items) = (0, undef);
+    while ($tex =~ /\\begin\{enumerate\}|\\end\{enumerate\}|\\item\b/g) {
+        my ($token, $from, $to) = ($&, $-[0], $+[0]);
+        if ($token =~ /begin/) {
+            $depth++;
+        } elsif ($depth == 1) {               # an item, or the list's end
+            push @items, substr($tex, $start, $from - $start) if defined $start;
+            $start = $token =~ /end/ ? undef : $to;
+            $depth-- if $token =~ /end/;
+        } elsif ($token =~ /end/) {
+            $depth--;
+        }
+    }
+    die "$path: its enumerates do not balance\n" if $depth != 0;
+    return @items;
 }
 
 # A refusal, as every tool makes one: exit status 2, nothing on standard
