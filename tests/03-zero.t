@@ -1,6 +1,6 @@
 #!/usr/bin/perl
-# Chapter 8's formulas: fleet memory --zero S --dp N against the ZeRO paper's
-# per-device bytes and traffic, computed here.
+# Chapter 3's ZeRO arithmetic: fleet memory --zero S --dp N against the ZeRO
+# paper's per-device bytes and traffic, computed here.
 use strict;
 use warnings;
 use FindBin;
