@@ -13,7 +13,7 @@ use POSIX ();
 use Test::More ();
 use Exporter qw(import);
 our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
-                 round_up grouped camel line_count pdf_text slurp read_macros
+                 round_up grouped camel pdf_text slurp read_macros
                  printed_number macro_agrees minigpt_params minigpt_flags
                  same_files different_files files_in exercise_items refused
                  refused_no_output verify_ok);
@@ -105,7 +105,7 @@ sub grouped {
 # A JSON field's name as a macro spells it: bytes_per_device -> BytesPerDevice.
 sub camel { return join '', map { ucfirst } split /_/, $_[0] }
 
-# The lines of a text: how many newlines it holds.
+# The lines of a text: how many newlines it holds (for refused).
 sub line_count { my $n = () = ($_[0] // '') =~ /\n/g; return $n }
 
 # A PDF's text, as UTF-8 bytes, laid out as on the page; with layout => 0,
