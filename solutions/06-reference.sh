@@ -7,7 +7,7 @@
 # on). Most macros are minigpt's own --latex output; where a number is read
 # off a file (a checkpoint's size, a profile, a log) this script prints it
 # with the one line of arithmetic that says where it comes from, and the
-# test-suite (tests/13-solutions-reference.t) checks it.
+# test-suite (tests/06-solutions.t) checks it.
 #
 # Models are tiny and runs short: the whole script takes some tens of seconds.
 set -eu

@@ -11,7 +11,7 @@
 # seconds of compute) comes from fleet's own --latex and --json; what it does
 # not compute yet (the bytes a collective moves, its time) is one line of awk
 # on those inputs and on fleet's JSON, printed as a macro, so that no derived
-# number is typed by hand. tests/14-solutions-data-parallel.t redoes every
+# number is typed by hand. tests/07-solutions.t redoes every
 # line of this arithmetic in Perl. Exercise 4.7 reads a measurement of this
 # build: a two-rank all-reduce sweep of a few seconds.
 set -eu

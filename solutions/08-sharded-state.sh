@@ -8,7 +8,7 @@
 # itself (a time at a bandwidth, a ratio, a share, the degree that solves an
 # inequality) is one line of awk on that JSON, written as a macro into
 # BUILD_DIR/solutions/08-exN-derived.tex, so that no answer is typed by hand.
-# tests/15-solutions-sharded.t redoes all of it in Perl from the ZeRO formulas.
+# tests/08-solutions.t redoes all of it in Perl from the ZeRO formulas.
 # Exercise 5.8 is conceptual and has no runs.
 set -eu
 . "$(dirname "$0")/lib/helpers.sh"

@@ -79,11 +79,9 @@ like($text, qr/floor, not a plan/, 'the transcript says it is a floor');
 my $dir = tempdir(CLEANUP => 1);
 ($status) = run($fleet, qw(memory --output), "$dir/floor.txt");
 is($status, 0, '--output succeeds');
-open my $fh, '<', "$dir/floor.txt" or die;
-my $written = do { local $/; <$fh> };
+my $written = slurp("$dir/floor.txt");
 is($written, $text, '--output writes what stdout would show');
-opendir(my $dh, $dir) or die; my @left = grep { !/^\./ } readdir $dh;
-is_deeply(\@left, ['floor.txt'], 'no temporary file is left behind');
+is_deeply([files_in($dir)], ['floor.txt'], 'no temporary file is left behind');
 
 # LaTeX macros and CSV carry the same numbers.
 my (undef, $latex) = run($fleet, qw(memory --latex Floor));

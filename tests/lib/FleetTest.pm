@@ -1,46 +1,79 @@
-# tests/lib/FleetTest.pm: what every test needs: the repository root, a way
-# to run a tool and read its JSON, and a comparison with a stated tolerance.
+# tests/lib/FleetTest.pm: what every test needs: the repository root; a way
+# to run a tool (alone or under mpiexec) and read its JSON; the contracts
+# every tool keeps (a refusal is one line and exit status 2; --verify ends
+# in OK within its tolerance); and comparisons with a stated tolerance.
 package FleetTest;
 use strict;
 use warnings;
 use Cwd qw(abs_path);
 use File::Basename qw(dirname);
+use File::Temp ();
 use JSON::PP ();
+use POSIX ();
 use Test::More ();
 use Exporter qw(import);
-our @EXPORT = qw(root run fleet_json close_to pdf_text slurp read_macros
+our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
+                 round_up grouped camel pdf_text slurp read_macros
                  printed_number macro_agrees minigpt_params minigpt_flags
-                 same_files different_files files_in refused_run);
+                 same_files different_files files_in exercise_items refused
+                 refused_no_output verify_ok);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
-# Run a command (a list, no shell); return (exit status, stdout, stderr).
+# The exit status a shell would report for a wait status ($?): the process's
+# own status, or 128 + the signal that killed it, so that a crash can never
+# pass for exit status 0. Never read $? >> 8 alone.
+sub exit_status {
+    my ($wait) = @_;
+    return $wait & 127 ? 128 + ($wait & 127) : $wait >> 8;
+}
+
+# Run a command (a list, no shell); return (exit status, stdout, stderr),
+# the status as exit_status gives it. A first argument { stdout => PATH }
+# sends standard output to PATH instead (stdout is then returned as '').
 sub run {
+    my %opt = ref $_[0] eq 'HASH' ? %{ shift() } : ();
     my @command = @_;
     my $dir = File::Temp::tempdir(CLEANUP => 1);
+    my $stdout = $opt{stdout} // "$dir/out";
     my $pid = fork // die "fork: $!";
     if ($pid == 0) {
-        open STDOUT, '>', "$dir/out" or die;
-        open STDERR, '>', "$dir/err" or die;
-        exec @command or exit 127;
+        open STDOUT, '>', $stdout or POSIX::_exit(127);
+        open STDERR, '>', "$dir/err" or POSIX::_exit(127);
+        exec { $command[0] } @command
+          or POSIX::_exit(127);           # no END blocks in the child
     }
-    waitpid $pid, 0;
-    # A process killed by a signal reports 128 + the signal, as a shell
-    # would, so that a crash can never pass for exit status 0.
-    my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
-    local $/;
-    open my $o, '<', "$dir/out" or die; my $out = <$o>;
-    open my $e, '<', "$dir/err" or die; my $err = <$e>;
-    return ($status, $out, $err);
+    waitpid($pid, 0) == $pid or die "waitpid: $!";
+    my $status = exit_status($?);
+    my $out = defined $opt{stdout} ? '' : slurp("$dir/out") // '';
+    return ($status, $out, slurp("$dir/err") // '');
 }
-use File::Temp ();
 
-# Run build/bin/fleet with --json and decode what it printed.
-sub fleet_json {
-    my ($status, $out, $err) = run(root() . '/build/bin/fleet', @_, '--json');
-    die "fleet @_ --json exited $status: $err" if $status != 0;
+# The command line that runs COMMAND on N ranks under MPICH's mpiexec,
+# for run() or refused(): run(mpiexec(2, $minigpt, '--dp', 2)). The ranks
+# are not bound to cores: the tests check results, never speed (the book's
+# timed runs bind them), and run more ranks than a small machine has cores,
+# which MPICH allows. The whole is stopped after $FleetTest::MPI_SECONDS, so
+# that a hang fails with status 124 (timed out) instead of hanging the suite;
+# a rank that crashes makes mpiexec's status non-zero.
+our $MPI_SECONDS = 300;
+sub mpiexec {
+    my ($ranks, @command) = @_;
+    return ('timeout', '-k', '10', $MPI_SECONDS, 'mpiexec', '-n', $ranks,
+            @command);
+}
+
+# Run COMMAND with --json and decode what it printed; die (a failed test)
+# if it fails or prints no JSON.
+sub json_of {
+    my @command = @_;
+    my ($status, $out, $err) = run(@command, '--json');
+    die "@command --json exited $status: $err" if $status != 0;
     return JSON::PP::decode_json($out);
 }
+
+# Run build/bin/fleet with --json and decode what it printed.
+sub fleet_json { return json_of(root() . '/build/bin/fleet', @_) }
 
 # |got - want| <= rtol * |want|, reporting both values on failure.
 sub close_to {
@@ -52,10 +85,38 @@ sub close_to {
     return $ok;
 }
 
+# A count that should be whole, rounded up: a quotient within a relative
+# 1e-9 of a whole number is that number (80e9 x 0.8 is not exactly 64e9 in
+# binary, and 1.6e12 / 64e9 must be 25, not 26); anything else rounds up.
+sub round_up {
+    my ($x) = @_;
+    my $nearest = POSIX::floor($x + 0.5);
+    return abs($x - $nearest) <= 1e-9 * abs($x) ? $nearest : POSIX::ceil($x);
+}
+
+# A whole number with thousands separators, as the book prints counts:
+# 16384 -> 16,384.
+sub grouped {
+    my $s = sprintf('%.0f', $_[0]);
+    1 while $s =~ s/^(-?\d+)(\d{3})/$1,$2/;
+    return $s;
+}
+
+# A JSON field's name as a macro spells it: bytes_per_device -> BytesPerDevice.
+sub camel { return join '', map { ucfirst } split /_/, $_[0] }
+
+# The lines of a text: how many newlines it holds (for refused).
+sub line_count { my $n = () = ($_[0] // '') =~ /\n/g; return $n }
+
+# A PDF's text, as UTF-8 bytes, laid out as on the page; with layout => 0,
+# in reading order instead (one heading a line, paragraphs unbroken by
+# columns). Dies if pdftotext fails.
 sub pdf_text {
-    my ($pdf) = @_;
-    my ($status, $text) = run('pdftotext', '-layout', $pdf, '-');
-    die "pdftotext $pdf failed" if $status != 0;
+    my ($pdf, %opt) = @_;
+    my @layout = ($opt{layout} // 1) ? ('-layout') : ();
+    my ($status, $text, $err) = run('pdftotext', @layout, '-enc', 'UTF-8',
+                                    $pdf, '-');
+    die "pdftotext $pdf failed ($status): $err" if $status != 0;
     return $text;
 }
 
@@ -165,21 +226,97 @@ sub files_in {
     return sort grep { !/^\.\.?$/ } readdir $dh;
 }
 
-# Run a command line that must be refused, with --output into a fresh
-# folder: exit status 2, nothing on standard output, one line on standard
-# error matching $must, and no output file. Returns that line.
-sub refused_run {
+# The exercises of a chapter's exercise file (LaTeX): the text of each
+# top-level \item of its enumerate, comments removed, in order. Dies if the
+# file cannot be read or its enumerates do not balance.
+sub exercise_items {
+    my ($path) = @_;
+    my $tex = slurp($path) // die "$path: cannot read it\n";
+    $tex =~ s/(?<!\\)%.*$//mg;
+    my ($depth, $start, @items) = (0, undef);
+    while ($tex =~ /\\begin\{enumerate\}|\\end\{enumerate\}|\\item\b/g) {
+        my ($token, $from, $to) = ($&, $-[0], $+[0]);
+        if ($token =~ /begin/) {
+            $depth++;
+        } elsif ($depth == 1) {               # an item, or the list's end
+            push @items, substr($tex, $start, $from - $start) if defined $start;
+            $start = $token =~ /end/ ? undef : $to;
+            $depth-- if $token =~ /end/;
+        } elsif ($token =~ /end/) {
+            $depth--;
+        }
+    }
+    die "$path: its enumerates do not balance\n" if $depth != 0;
+    return @items;
+}
+
+# A refusal, as every tool makes one: exit status 2, nothing on standard
+# output, and one line on standard error that says why: it must match MUST,
+# a pattern, or name MUST, a flag given as a string. COMMAND runs as given
+# (under mpiexec() too: one line for all ranks, and no hang). Returns the line.
+sub refused {
     my ($name, $must, @command) = @_;
-    require File::Temp;
-    my $dir = File::Temp::tempdir(CLEANUP => 1);
-    my ($status, $out, $err) = run(@command, '--output', "$dir/out.txt");
-    Test::More::is($status, 2, "$name: exit status 2");
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my ($status, $out, $err) = run(@command);
+    Test::More::is($status, 2, "$name: exit status 2")
+      or Test::More::diag($status == 124 ? 'timed out' : $err);
     Test::More::is($out, '', "$name: nothing on stdout");
-    my $lines = () = $err =~ /\n/g;
-    Test::More::is($lines, 1, "$name: one line on stderr") or Test::More::diag($err);
-    Test::More::like($err, $must, "$name: the line says why");
+    Test::More::is(line_count($err), 1, "$name: one line on stderr")
+      or Test::More::diag($err);
+    my $pattern = ref $must eq 'Regexp' ? $must : qr/\Q$must\E/;
+    Test::More::like($err, $pattern, ref $must eq 'Regexp'
+                     ? "$name: the line says why" : "$name: the line names $must");
+    return $err;
+}
+
+# The same, with --output into a fresh folder appended: and no output file
+# (nor a temporary one) is left there.
+sub refused_no_output {
+    my ($name, $must, @command) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $dir = File::Temp::tempdir(CLEANUP => 1);
+    my $err = refused($name, $must, @command, '--output', "$dir/out.txt");
     Test::More::is_deeply([files_in($dir)], [], "$name: no output file");
     return $err;
+}
+
+# minigpt --verify's verdict in OUT, which must end in OK, printed once (by
+# rank 0 alone), and hold each printed difference to the tolerance it
+# states, atol + rtol x the largest |reference|. LARGEST gives that largest
+# |reference| for the loss (loss => ...) and the gradients (grad => ...);
+# after one AdamW step from the same gradient the weights must agree to
+# atol alone and the moments to 1e-12. Returns the numbers printed:
+# dloss, dgrad, dweight, dmoment, atol, rtol; or undef.
+sub verify_ok {
+    my ($name, $out, %largest) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $verdict = join '\n',
+        'verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+)',
+        'verify: after one AdamW step, max \|dweight\| = (\S+), '
+          . 'max \|dmoment\| = (\S+)',
+        'verify: tolerance (\S+) \+ (\S+)·\|reference\|, '
+          . 'moments (\S+)·\|reference\|: OK';
+    my @v = ($out // '') =~ /^$verdict$/m;
+    Test::More::ok(scalar @v, "$name: the verdict is OK") or do {
+        Test::More::diag($out // '');
+        return undef;
+    };
+    my %v;
+    @v{qw(dloss dgrad dweight dmoment atol rtol)} = @v;
+    Test::More::is(scalar(() = $out =~ /^verify: max/mg), 1,
+                   "$name: printed once, by rank 0");
+    for my $kind (grep { exists $largest{$_} } qw(loss grad)) {
+        my $d = $v{"d$kind"};
+        Test::More::cmp_ok($d, '<=', $v{atol} + $v{rtol} * $largest{$kind},
+                           "$name: max |d$kind| = $d within "
+                           . "atol + rtol x $largest{$kind}");
+    }
+    Test::More::cmp_ok($v{dweight}, '<=', $v{atol},
+                       "$name: one AdamW step from the same gradient, "
+                       . "max |dweight| = $v{dweight} within atol");
+    Test::More::cmp_ok($v{dmoment}, '<=', 1e-12,
+                       "$name: ... and the same moments, max |dmoment| = $v{dmoment}");
+    return \%v;
 }
 
 1;

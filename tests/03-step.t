@@ -11,7 +11,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
-use File::Temp qw(tempdir);
 use POSIX qw(ceil);
 use Test::More;
 
@@ -234,9 +233,8 @@ for my $x (430e12, 400e12, 380e12) {
     close_to($j->{mfu}, $x / 989e12, 1e-12, sprintf('%.0f TFLOP/s is %.1f %% of the dense peak', $x / 1e12, 100 * $x / 989e12));
     cmp_ok($j->{mfu}, '<=', 1, '... and not above 100 %');
 }
-my ($st, $out, $err) = run($fleet, qw(compute --achieved-flops 1979e12));
-is($st, 2, 'a sparse peak as a throughput is refused');
-like($err, qr/^fleet compute: --achieved-flops[^\n]*\n\z/, '... in one line naming the flag');
+refused('a sparse peak as a throughput', qr/^fleet compute: --achieved-flops/,
+        $fleet, qw(compute --achieved-flops 1979e12));
 # Every utilisation the book prints is at most 100 %: the macros of every
 # numbers file a chapter reads.
 my @inputs;
@@ -261,7 +259,6 @@ my (undef, $text) = run($fleet, qw(compute));
 unlike($text, qr/\$/, 'the derivation prints no dollars without a price');
 
 # ---------------------------------------------------------- bad input ----
-my $dir = tempdir(CLEANUP => 1);
 for my $case ([['step', '--tp', 3], '--tp'],
               [['step', '--tp', 8, '--dp', 100], '--tp'],
               [['step', '--batch-tokens', 1000000], '--batch-tokens'],
@@ -279,11 +276,7 @@ for my $case ([['step', '--tp', 3], '--tp'],
               [['compute', '--usd-per-gpu-hour', -2], '--usd-per-gpu-hour'],
               [['compute', '--mfu', 0.4, '--achieved-flops', 400e12], '--achieved-flops']) {
     my ($args, $flag) = @$case;
-    my $file = "$dir/out.txt";
-    my ($s, $o, $e) = run($fleet, @$args, '--output', $file);
-    is($s, 2, "@$args: exit 2");
-    like($e, qr/^fleet \w+: [^\n]*\Q$flag\E[^\n]*\n\z/, "@$args: one line naming $flag");
-    ok(!-e $file, "@$args: no output file");
+    refused_no_output("@$args", qr/^fleet \w+: .*\Q$flag\E/, $fleet, @$args);
 }
 
 # --------------------------------------------------------------- help ----

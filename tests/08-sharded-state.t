@@ -43,12 +43,10 @@ sub gather_sends {
 
 sub verify_run {
     my ($n, @flags) = @_;
-    return run('timeout', '120', 'mpiexec', '-n', $n, $minigpt, @tiny,
-               '--dp', $n, '--verify', @flags);
+    return run(mpiexec($n, $minigpt, @tiny, '--dp', $n, '--verify', @flags));
 }
 
 # --verify: every stage, on 1 to 4 ranks, with and without micro-batches.
-my $verify = qr/^verify: max \|dloss\| = (\S+), max \|dgrad\| = (\S+)\nverify: after one AdamW step, max \|dweight\| = (\S+), max \|dmoment\| = (\S+)\nverify: tolerance (\S+) \+ (\S+)·\|reference\|, moments (\S+)·\|reference\|: OK$/m;
 for my $case ([1, 1], [2, 1], [2, 2], [2, 3], [3, 3], [4, 3], [4, 2],
               [2, 1, 3], [2, 2, 3], [2, 3, 3], [4, 3, 3]) {
     my ($n, $stage, $micro) = @$case;
@@ -56,16 +54,9 @@ for my $case ([1, 1], [2, 1], [2, 2], [2, 3], [3, 3], [4, 3], [4, 2],
     my $name = "verify, $n " . ($n == 1 ? 'rank' : 'ranks') . " @flags";
     my ($status, $out, $err) = verify_run($n, @flags);
     is($status, 0, "$name: exit 0") or diag $err;
-    like($out, $verify, "$name: the OK lines") or diag $out;
+    # The gradients of this model are below 1.
+    verify_ok($name, $out, grad => 1);
     like($out, qr/^verify: ZeRO stage $stage shards /m, "$name: names the stage");
-    my @once = $out =~ /^verify: max/mg;
-    is(scalar @once, 1, "$name: printed once, by rank 0");
-    if ($out =~ $verify) {
-        my ($dgrad, $dweight, $dmoment, $atol, $rtol) = ($2, $3, $4, $5, $6);
-        cmp_ok($dgrad, '<=', $atol + $rtol, "$name: max |dgrad| = $dgrad within tolerance");
-        cmp_ok($dweight, '<=', $atol, "$name: max |dweight| = $dweight after one step");
-        cmp_ok($dmoment, '<=', 1e-12, "$name: max |dmoment| = $dmoment after one step");
-    }
 }
 
 # The same verdict in JSON, and the readable one in the transcript.
@@ -74,7 +65,7 @@ for my $case ([1, 1], [2, 1], [2, 2], [2, 3], [3, 3], [4, 3], [4, 2],
     my ($status, $out) = verify_run(2, qw(--zero 3 --json --transcript),
                                     "$dir/verify.txt");
     is($status, 0, 'verify --json, stage 3: exit 0');
-    like(slurp("$dir/verify.txt"), $verify, 'verify --transcript: the OK lines');
+    verify_ok('verify --transcript', slurp("$dir/verify.txt"), grad => 1);
     my $j = decode_json($out);
     is($j->{result}, 'OK', 'verify --json, stage 3: result OK');
     is($j->{zero_stage}, 3, 'verify --json: zero_stage');
@@ -86,8 +77,7 @@ for my $case ([1, 1], [2, 1], [2, 2], [2, 3], [3, 3], [4, 3], [4, 2],
 my @train = (@tiny, qw(--steps 30 --eval-every 1000 --quiet --json));
 my %trained;
 for my $stage (0 .. 3) {
-    my ($status, $out, $err) = run('timeout', '120', 'mpiexec', '-n', 2,
-                                   $minigpt, @train, '--dp', 2, '--zero', $stage);
+    my ($status, $out, $err) = run(mpiexec(2, $minigpt, @train, '--dp', 2, '--zero', $stage));
     is($status, 0, "training, stage $stage on 2 ranks: exit 0") or diag $err;
     $trained{$stage} = eval { decode_json($out) } || {};
 }
@@ -110,15 +100,15 @@ is($trained{3}{weights_identical}, -1, 'stage 3: no rank holds all the weights')
     my @short = (@tiny, qw(--steps 20 --eval-every 1000 --quiet));
     my @layouts = ([2, 3], [1, 0], [4, 3], [4, 2], [3, 1], [3, 3], [2, 0]);
     my ($n0, $z0) = @{ $layouts[0] };
-    my ($status, undef, $err) = run('mpiexec', '-n', $n0, $minigpt, @short,
-        '--dp', $n0, '--zero', $z0, '--save-every', 10, '--save', "$dir/a.ckpt");
+    my ($status, undef, $err) = run(mpiexec($n0, $minigpt, @short,
+        '--dp', $n0, '--zero', $z0, '--save-every', 10, '--save', "$dir/a.ckpt"));
     is($status, 0, "stage $z0 on $n0 ranks saves a checkpoint") or diag $err;
     my $previous = "$dir/a.ckpt";
     for my $i (1 .. $#layouts) {
         my ($n, $z) = @{ $layouts[$i] };
         my $next = "$dir/$i.ckpt";
-        ($status, undef, $err) = run('mpiexec', '-n', $n, $minigpt, @short,
-            '--dp', $n, '--zero', $z, '--resume', $previous, '--save', $next);
+        ($status, undef, $err) = run(mpiexec($n, $minigpt, @short,
+            '--dp', $n, '--zero', $z, '--resume', $previous, '--save', $next));
         is($status, 0, "stage $z on $n ranks resumes it and saves") or diag $err;
         same_files($next, "$dir/a.ckpt",
                    "stage $z on $n ranks: the same checkpoint, byte for byte");
@@ -129,15 +119,13 @@ is($trained{3}{weights_identical}, -1, 'stage 3: no rank holds all the weights')
     my @on = (@tiny, qw(--steps 30 --eval-every 1000 --quiet --json
                         --allow-schedule-change --resume), "$dir/a.ckpt");
     my ($s1, $one) = run($minigpt, @on);
-    my ($s3, $three) = run('mpiexec', '-n', 2, $minigpt, @on, qw(--dp 2 --zero 3));
+    my ($s3, $three) = run(mpiexec(2, $minigpt, @on, qw(--dp 2 --zero 3)));
     is($s1 + $s3, 0, 'one process and stage 3 on two ranks both resume');
     my ($l1, $l3) = map { decode_json($_)->{val_loss} } $one, $three;
     cmp_ok(abs($l1 - $l3), '<', 1e-4, "and reach the same loss ($l1, $l3)");
-    ($status, undef, $err) = run('mpiexec', '-n', 2, $minigpt, @short,
-        qw(--dp 2 --zero 2 --resume), "$dir/missing.ckpt");
-    is($status, 2, 'a missing checkpoint: exit 2');
-    my $lines = () = $err =~ /\n/g;
-    is($lines, 1, 'a missing checkpoint: one line, from rank 0') or diag $err;
+    refused('a missing checkpoint', '--resume',
+            mpiexec(2, $minigpt, @short, qw(--dp 2 --zero 2 --resume),
+                    "$dir/missing.ckpt"));
 }
 
 # Bytes held and sent, against the shard sizes and the formula: every stage,
@@ -150,8 +138,8 @@ for my $case ((map { my $n = $_; map { [$n, $_, 1] } 1 .. 3 } 1 .. 4),
                  $stage == 0 ? qw(--allreduce ring) : ());
     my $name = "stage $stage, $n " . ($n == 1 ? 'rank' : 'ranks')
              . ", $micro micro-" . ($micro == 1 ? 'batch' : 'batches');
-    my ($status, $out, $err) = run('timeout', '120', 'mpiexec', '-n', $n,
-        $minigpt, @tiny, qw(--steps 2 --eval-every 1000 --quiet --json), @flags);
+    my ($status, $out, $err) = run(mpiexec($n, $minigpt, @tiny,
+        qw(--steps 2 --eval-every 1000 --quiet --json), @flags));
     is($status, 0, "$name: exit 0") or diag $err;
     my $j = eval { decode_json($out) } || {};
     is($j->{params}, $N, "$name: $N parameters, as the units add up");
@@ -204,16 +192,16 @@ for my $case ((map { my $n = $_; map { [$n, $_, 1] } 1 .. 3 } 1 .. 4),
 # Stage 0 with MPICH's own all-reduce sends nothing through MPI_Sendrecv,
 # and says that it did not count.
 {
-    my ($status, $out) = run('mpiexec', '-n', 2, $minigpt, @tiny,
-        qw(--steps 2 --eval-every 1000 --quiet --json --dp 2));
+    my ($status, $out) = run(mpiexec(2, $minigpt, @tiny,
+        qw(--steps 2 --eval-every 1000 --quiet --json --dp 2)));
     is($status, 0, 'stage 0 with MPICH: exit 0');
     is(decode_json($out)->{sends_counted}, 0, 'stage 0 with MPICH: not counted');
 }
 
 # The readable report: a row per rank, and the formula row.
 {
-    my ($status, $out) = run('mpiexec', '-n', 3, $minigpt, @tiny,
-        qw(--steps 2 --eval-every 1000 --quiet --dp 3 --zero 2));
+    my ($status, $out) = run(mpiexec(3, $minigpt, @tiny,
+        qw(--steps 2 --eval-every 1000 --quiet --dp 3 --zero 2)));
     is($status, 0, 'stage 2 on 3 ranks, readable: exit 0');
     like($out, qr/^sharded state  = ZeRO stage 2 over 3 ranks/m, 'the heading');
     my @rows = $out =~ /^  rank (\d+) /mg;
@@ -232,18 +220,11 @@ for my $case ([2, 'an unknown stage', qr/--zero must be 0, 1, 2 or 3; got "4"/, 
               [1, '--gradcheck with a sharded stage', qr/--gradcheck perturbs/,
                qw(--zero 1 --gradcheck)]) {
     my ($n, $name, $pattern, @flags) = @$case;
-    my ($status, $out, $err) = run('timeout', '60', 'mpiexec', '-n', $n, $minigpt,
-                                   @tiny, '--dp', $n, '--steps', 2, @flags);
-    isnt($status, 124, "$name: no hang");
-    is($status, 2, "$name: exit status 2");
-    my $lines = () = $err =~ /\n/g;
-    is($lines, 1, "$name: one line on stderr") or diag $err;
-    like($err, $pattern, "$name: the line says what is wrong");
-    is($out, '', "$name: nothing on stdout");
+    refused($name, $pattern,
+            mpiexec($n, $minigpt, @tiny, '--dp', $n, '--steps', 2, @flags));
 }
 {
-    my ($status, $out, $err) = run($fp64, @tiny, qw(--steps 2 --zero 1));
-    is($status, 2, 'minigpt-fp64 --zero 1: exit 2');
-    like($err, qr/single-precision ring/, 'minigpt-fp64 --zero 1: says why');
+    refused('minigpt-fp64 --zero 1', qr/single-precision ring/,
+            $fp64, @tiny, qw(--steps 2 --zero 1));
 }
 done_testing();

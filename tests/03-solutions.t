@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/19-solutions-step.t: the worked solutions of chapter 3 (the step)
+# tests/03-solutions.t: the worked solutions of chapter 3 (the step)
 # against arithmetic done here. Each macro the solutions script wrote into
 # build/solutions/03-*.tex must print, to the digits it shows, the value this
 # file derives from first principles: 6 N B FLOPs a step over G GPUs; FSDP

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/23-fleet-layout.t: fleet layout on the running example (100e9 dense,
+# tests/05-layout.t: fleet layout on the running example (100e9 dense,
 # 55 layers of hidden 12,288, 96 heads, sequence 4,096, 2,097,152 tokens a
 # step on 1,024 H100) and on Llama 3 405B, against arithmetic done here:
 # design A = TP8 x FSDP128 sends 3 x 25 GB x 127/128 across nodes; design B =
@@ -14,7 +14,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
-use File::Temp qw(tempdir);
 use Test::More;
 
 my $fleet = root() . '/build/bin/fleet';
@@ -180,15 +179,7 @@ my @bad = (
 );
 for my $case (@bad) {
     my ($flag, @args) = @$case;
-    my $dir = tempdir(CLEANUP => 1);
-    my ($status, $out, $err) = run($fleet, 'layout', @args, '--output',
-                                   "$dir/out");
-    is($status, 2, "layout @args: exit 2");
-    is($out, '', "layout @args: nothing on stdout");
-    my $lines = () = $err =~ /\n/g;
-    is($lines, 1, "layout @args: one line on stderr") or diag $err;
-    like($err, qr/\Q$flag\E/, "layout @args: names $flag");
-    ok(!-e "$dir/out", "layout @args: no output file");
+    refused_no_output("layout @args", $flag, $fleet, 'layout', @args);
 }
 
 # ------------------------------------------------------------ the book --

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/26-minigpt-state.t: minigpt's state on disk, checked by code that
+# tests/93-trainer-state.t: minigpt's state on disk, checked by code that
 # shares nothing with the trainer (Appendix "The trainer's state on disk").
 #
 # - The optimizer's first step, read from a checkpoint parsed here from the
@@ -209,28 +209,22 @@ use JSON::PP ();
     run($minigpt, @tiny, '--steps', 3, '--save', "$dir/straight3.ckpt");
     is(slurp("$dir/from-init.ckpt"), slurp("$dir/straight3.ckpt"),
        'and ends where a run from the seed ends');
-    ($status, $out, $err) = run($minigpt, @tiny, '--steps', 0);
-    is($status, 2, '--steps 0 without --save is refused');
-    like($err, qr/^minigpt: --steps 0 .*--save[^\n]*\n\z/, 'with one line naming --save');
+    refused('--steps 0 without --save', qr/^minigpt: --steps 0 .*--save/,
+            $minigpt, @tiny, '--steps', 0);
 }
 
 # ------------------------------------------------ resuming, or refusing --
-sub refused {
-    my ($name, $must, @args) = @_;
-    return refused_run($name, $must, $minigpt, @args);
-}
 {
     my ($status, undef, $err) = run($minigpt, @tiny, '--steps', 5, '--save', "$dir/five.ckpt");
     is($status, 0, 'a 5-step checkpoint') or diag $err;
-    refused('--resume a step-5 checkpoint with --steps 3',
-            qr/^minigpt: --resume: .*five\.ckpt.*--steps 5.*--steps 3.*--allow-schedule-change/,
-            @tiny, '--steps', 3, '--resume', "$dir/five.ckpt");
-    refused('the same with --allow-schedule-change', qr/^minigpt: --resume: .*taken 5 steps.*--steps 3/,
-            @tiny, '--steps', 3, '--resume', "$dir/five.ckpt", '--allow-schedule-change');
-    refused('--resume with a longer --steps', qr/--steps 5 .*--steps 8/,
-            @tiny, '--steps', 8, '--resume', "$dir/five.ckpt");
-    refused('--resume with another --lr', qr/--lr 0\.003.*--lr 0\.001/,
-            @tiny, '--steps', 5, '--lr', '0.001', '--resume', "$dir/five.ckpt");
+    refused_no_output('--resume a step-5 checkpoint with --steps 3', qr/^minigpt: --resume: .*five\.ckpt.*--steps 5.*--steps 3.*--allow-schedule-change/,
+                      $minigpt, @tiny, '--steps', 3, '--resume', "$dir/five.ckpt");
+    refused_no_output('the same with --allow-schedule-change', qr/^minigpt: --resume: .*taken 5 steps.*--steps 3/,
+                      $minigpt, @tiny, '--steps', 3, '--resume', "$dir/five.ckpt", '--allow-schedule-change');
+    refused_no_output('--resume with a longer --steps', qr/--steps 5 .*--steps 8/,
+                      $minigpt, @tiny, '--steps', 8, '--resume', "$dir/five.ckpt");
+    refused_no_output('--resume with another --lr', qr/--lr 0\.003.*--lr 0\.001/,
+                      $minigpt, @tiny, '--steps', 5, '--lr', '0.001', '--resume', "$dir/five.ckpt");
     ($status, undef, $err) = run($minigpt, @tiny, '--steps', 8, '--resume', "$dir/five.ckpt",
                                  '--allow-schedule-change', '--save', "$dir/eight.ckpt");
     is($status, 0, '--allow-schedule-change lets a resume change --steps') or diag $err;
@@ -238,8 +232,8 @@ sub refused {
     is_deeply([@$c{qw(step steps warmup)}], [8, 8, 1], 'and the next checkpoint records the new schedule');
     ($status, undef, $err) = run($minigpt, @tiny, '--steps', 5, '--resume', "$dir/five.ckpt");
     is($status, 0, 'resuming a finished run with its own --steps succeeds') or diag $err;
-    refused('--allow-schedule-change without --resume', qr/--allow-schedule-change.*--resume/,
-            @tiny, '--allow-schedule-change');
+    refused_no_output('--allow-schedule-change without --resume', qr/--allow-schedule-change.*--resume/,
+                      $minigpt, @tiny, '--allow-schedule-change');
 }
 
 # ---------------------------------------------------- paths, before all --
@@ -249,33 +243,33 @@ sub refused {
     open my $fh, '>', "$p/exists.csv" or die;
     close $fh;
     my @run = (@tiny, '--steps', 2);
-    refused('--save .', qr/^minigpt: --save: \. is a directory/, @run, '--save', '.');
-    refused('--save DIR', qr/^minigpt: --save: .* is a directory/, @run, '--save', "$p/sub");
-    refused('--log DIR', qr/^minigpt: --log: .* is a directory/, @run, '--log', "$p/sub");
-    refused('--profile DIR', qr/^minigpt: --profile: /, @run, '--profile', "$p/sub/");
+    refused_no_output('--save .', qr/^minigpt: --save: \. is a directory/, $minigpt, @run, '--save', '.');
+    refused_no_output('--save DIR', qr/^minigpt: --save: .* is a directory/, $minigpt, @run, '--save', "$p/sub");
+    refused_no_output('--log DIR', qr/^minigpt: --log: .* is a directory/, $minigpt, @run, '--log', "$p/sub");
+    refused_no_output('--profile DIR', qr/^minigpt: --profile: /, $minigpt, @run, '--profile', "$p/sub/");
     # Not a device: should the check fail, the rename lands on a FIFO here.
     POSIX::mkfifo("$p/fifo", 0600) or die "mkfifo: $!";
-    refused('--save FIFO', qr/^minigpt: --save: .*not a regular file/, @run,
-            '--save', "$p/fifo");
+    refused_no_output('--save FIFO', qr/^minigpt: --save: .*not a regular file/, $minigpt, @run,
+                      '--save', "$p/fifo");
     ok(-p "$p/fifo", 'the FIFO is still a FIFO');
-    refused('--save x --log x', qr/--save .* and --log .* name the same file/, @run,
-            '--save', "$p/x", '--log', "$p/x");
-    refused('--save x --log ./x', qr/name the same file/, @run,
-            '--save', "$p/x", '--log', "$p/sub/../x");
-    refused('--log and --profile of one existing file', qr/--log .* and --profile .* name the same file/,
-            @run, '--log', "$p/exists.csv", '--profile', "$p/sub/../exists.csv");
-    refused('--transcript and --save of one file', qr/name the same file/, @run,
-            '--save', "$p/t.txt", '--transcript', "$p/./t.txt");
-    refused('--resume read and --log written to one file', qr/--log .* and --resume .* name the same file/,
-            @run, '--resume', "$dir/five.ckpt", '--log', "$dir/five.ckpt");
-    refused('--dump of a file', qr/^minigpt: --dump: .* not a directory/, @tiny,
-            '--dump', "$p/exists.csv");
-    refused('--dump with --save', qr/^minigpt: --dump .*--steps 0 --save/, @tiny,
-            '--dump', "$p/d", '--save', "$p/d.ckpt");
-    refused('--dump with --verify', qr/^minigpt: --dump, --gradcheck, --verify/, @tiny,
-            '--dump', "$p/d", '--verify');
-    refused('--keep-checkpoints without --save', qr/^minigpt: --keep-checkpoints needs --save/,
-            @run, '--keep-checkpoints', 2);
+    refused_no_output('--save x --log x', qr/--save .* and --log .* name the same file/, $minigpt, @run,
+                      '--save', "$p/x", '--log', "$p/x");
+    refused_no_output('--save x --log ./x', qr/name the same file/, $minigpt, @run,
+                      '--save', "$p/x", '--log', "$p/sub/../x");
+    refused_no_output('--log and --profile of one existing file', qr/--log .* and --profile .* name the same file/,
+                      $minigpt, @run, '--log', "$p/exists.csv", '--profile', "$p/sub/../exists.csv");
+    refused_no_output('--transcript and --save of one file', qr/name the same file/, $minigpt, @run,
+                      '--save', "$p/t.txt", '--transcript', "$p/./t.txt");
+    refused_no_output('--resume read and --log written to one file', qr/--log .* and --resume .* name the same file/,
+                      $minigpt, @run, '--resume', "$dir/five.ckpt", '--log', "$dir/five.ckpt");
+    refused_no_output('--dump of a file', qr/^minigpt: --dump: .* not a directory/, $minigpt, @tiny,
+                      '--dump', "$p/exists.csv");
+    refused_no_output('--dump with --save', qr/^minigpt: --dump .*--steps 0 --save/, $minigpt, @tiny,
+                      '--dump', "$p/d", '--save', "$p/d.ckpt");
+    refused_no_output('--dump with --verify', qr/^minigpt: --dump, --gradcheck, --verify/, $minigpt, @tiny,
+                      '--dump', "$p/d", '--verify');
+    refused_no_output('--keep-checkpoints without --save', qr/^minigpt: --keep-checkpoints needs --save/,
+                      $minigpt, @run, '--keep-checkpoints', 2);
     is_deeply([files_in($p)], [qw(exists.csv fifo sub)], 'no refused run wrote anything');
     is_deeply([files_in("$p/sub")], [], 'not even in the directory it was given');
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/27-known-answer.t: minigpt's loss and gradients against a forward
+# tests/93-known-answer.t: minigpt's loss and gradients against a forward
 # pass written here, in NumPy, from the chapter's description alone: token
 # and position embeddings, pre-norm blocks (layer norm with eps 1e-5, causal
 # attention scaled by 1/sqrt(C/H), the tanh GELU MLP), a final layer norm, an

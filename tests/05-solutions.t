@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/24-solutions-layout.t: the worked solutions of chapter 5 (the layout
+# tests/05-solutions.t: the worked solutions of chapter 5 (the layout
 # decision) against arithmetic done here: 1F1B's bubble 7/m and peak p - r
 # on stage 0; GPipe's peak m; interleaved (p-1)/(v m) and a peak of
 # (2(p-1) + (v-1)p + 1)/v; FSDP's NIC time 3 x 25 GB x 127/128 at 50 GB/s

@@ -46,17 +46,14 @@ my ($USABLE, $PER_NODE, $FLEET) = (0.8, 8, 1024);
 my %bytes = (mixed        => 2 + 2 + 4 + 4 + 4,
              'fp32-grads' => 2 + 4 + 4 + 4 + 4,       # accumulator, no bf16 copy
              'mt-nlg'     => 2 + 2 + 4 + 4 + 4 + 4);  # both gradient copies
-sub ceil_up { my $x = shift; my $r = sprintf('%.0f', $x);
-              return abs($x - $r) < 1e-9 * $x ? $r : POSIX::ceil($x) }
-use POSIX ();
 for my $case ([Floor => 100e9, 'h100', 'mixed'], [Seventy => 70e9, 'h200', 'mixed'],
               [FpGrads => 100e9, 'h100', 'fp32-grads'], [Mtnlg => 100e9, 'h100', 'mt-nlg']) {
     my ($p, $params, $gpu, $convention) = @$case;
     my $b = $bytes{$convention};
     my $static = $params * $b;
     my $usable = $gpu{$gpu}{memory} * $USABLE;
-    my $need = ceil_up($static / $usable);
-    my $nodes = ceil_up($need / $PER_NODE);
+    my $need = round_up($static / $usable);
+    my $nodes = round_up($need / $PER_NODE);
     agrees("${p}BytesPerParam", $b, "$p: $b B per parameter ($convention)");
     agrees("${p}StaticBytes", $static, "$p: the static state");
     agrees("${p}NodeBytes", $PER_NODE * $gpu{$gpu}{memory}, "$p: one node");
@@ -72,7 +69,7 @@ for my $case ([Floor => 100e9, 'h100', 'mixed'], [Seventy => 70e9, 'h200', 'mixe
 {
     my $flops = 6 * 100e9 * 2e12;
     my $rate = $FLEET * $gpu{h100}{flops} * 0.4;
-    my $floor = $PER_NODE * ceil_up(ceil_up(100e9 * 16 / (80e9 * $USABLE)) / $PER_NODE);
+    my $floor = $PER_NODE * round_up(round_up(100e9 * 16 / (80e9 * $USABLE)) / $PER_NODE);
     agrees('FleetFlops', $flops, 'chapter 2: 6 x 100e9 x 2e12 FLOPs');
     agrees('FleetFlopsPerSecond', $rate, 'chapter 2: the fleet rate');
     agrees('FleetSeconds', $flops / $rate, 'chapter 2: seconds');
@@ -82,7 +79,7 @@ for my $case ([Floor => 100e9, 'h100', 'mixed'], [Seventy => 70e9, 'h200', 'mixe
     agrees('FleetFloorDays', $flops / ($floor * $gpu{h100}{flops} * 0.4) / 86400,
            'chapter 2: days on the floor');
     agrees('FleetFleetOverFloor', $FLEET / $floor, 'chapter 2: fleet over floor');
-    agrees('DeadlineGpusNeeded', ceil_up($flops / ($gpu{h100}{flops} * 0.4 * 30 * 86400)),
+    agrees('DeadlineGpusNeeded', round_up($flops / ($gpu{h100}{flops} * 0.4 * 30 * 86400)),
            'chapter 2: GPUs for 30 days');
     my $days = sprintf('%.1f', $flops / $rate / 86400);
     like($flat, qr/\Q$days\E days/, "the days on 1,024 GPUs are in the prose ($days)");
@@ -131,8 +128,7 @@ like($flat, qr/Figure 2\.1/, 'figure 2.1 is placed');
 
 # Each chapter has at least six exercises.
 for my $ex (glob "$root/exercises/*.tex") {
-    open my $fh, '<', $ex or die;
-    my $items = () = join('', <$fh>) =~ /\\item\b/g;
+    my $items = () = exercise_items($ex);
     cmp_ok($items, '>=', 6, "$ex has at least six exercises");
 }
 

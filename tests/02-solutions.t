@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/12-solutions-compute.t: the worked solutions of chapter 2 (compute and
+# tests/02-solutions.t: the worked solutions of chapter 2 (compute and
 # the fleet) against first principles.
 #
 # For every exercise, fleet compute (or fleet memory) is run with --json on the
@@ -12,16 +12,16 @@
 # script wrote are checked against the same values at the precision they
 # print, and the solutions volume must carry every exercise's heading.
 #
-# Run after make, from anywhere: prove -v tests/12-solutions-compute.t
+# Run after make, from anywhere: prove -v tests/02-solutions.t
 use strict;
 use warnings;
-use Cwd qw(abs_path);
-use File::Basename qw(dirname);
-use JSON::PP;
-use POSIX qw(ceil floor);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FleetTest;
+use POSIX qw(floor);
 use Test::More;
 
-my $root = dirname(dirname(abs_path(__FILE__)));
+my $root = root();
 my $fleet = "$root/build/bin/fleet";
 my $sol = "$root/build/solutions";
 
@@ -38,10 +38,9 @@ my $PER_NODE = 8;
 my $DAY = 86_400;
 my $BYTES_PER_PARAM = 16;
 
-# Round up a count that should be a whole number, after rounding away the last
-# bits of floating-point noise (a quotient like 24.999999999999996 is 25).
-sub up { my ($x) = @_; return ceil(sprintf('%.9g', $x)); }
-sub whole_nodes { my ($gpus) = @_; return up($gpus / $PER_NODE) * $PER_NODE; }
+# Counts that should be whole are rounded up by round_up, which forgives the
+# last bits of floating-point noise (a quotient like 24.999999999999996 is 25).
+sub whole_nodes { my ($gpus) = @_; return round_up($gpus / $PER_NODE) * $PER_NODE; }
 
 # The inputs of a run, with the book's defaults, and every field that follows.
 sub expected_compute {
@@ -59,7 +58,7 @@ sub expected_compute {
     $e{flops_per_second} = $in{gpus} * $p->{peak} * $in{mfu};
     $e{seconds} = $e{flops} / $e{flops_per_second};
     $e{days} = $e{seconds} / $DAY;
-    my $floor_min = up($BYTES_PER_PARAM * $in{params} / ($p->{memory} * $in{usable}));
+    my $floor_min = round_up($BYTES_PER_PARAM * $in{params} / ($p->{memory} * $in{usable}));
     $e{floor_gpus} = whole_nodes($floor_min);
     $e{floor_flops_per_second} = $e{floor_gpus} * $p->{peak} * $in{mfu};
     $e{floor_days} = $e{flops} / $e{floor_flops_per_second} / $DAY;
@@ -67,7 +66,7 @@ sub expected_compute {
     $e{gpus} = $in{gpus};
     if ($in{days}) {
         $e{deadline_days} = $in{days};
-        $e{gpus_needed} = up($e{flops} / ($p->{peak} * $in{mfu} * $in{days} * $DAY));
+        $e{gpus_needed} = round_up($e{flops} / ($p->{peak} * $in{mfu} * $in{days} * $DAY));
         $e{gpus_needed_whole_nodes} = whole_nodes($e{gpus_needed});
     }
     return \%e;
@@ -79,7 +78,7 @@ sub expected_memory {
     my %e;
     $e{static_bytes} = $BYTES_PER_PARAM * $in{params};
     $e{usable_bytes_per_gpu} = $p->{memory} * $in{usable};
-    $e{gpus_min} = up($e{static_bytes} / $e{usable_bytes_per_gpu});
+    $e{gpus_min} = round_up($e{static_bytes} / $e{usable_bytes_per_gpu});
     $e{gpus_whole_nodes} = whole_nodes($e{gpus_min});
     $e{nodes} = $e{gpus_whole_nodes} / $PER_NODE;
     return \%e;
@@ -97,12 +96,9 @@ sub flags {
 
 sub run_json {
     my ($sub, @flags) = @_;
-    my $cmd = join ' ', $fleet, $sub, @flags, '--json';
-    my $text = `$cmd`;
-    is($? >> 8, 0, "$sub @flags exits 0") or return {};
-    my $json = eval { decode_json($text) };
-    ok($json, "$sub @flags prints JSON") or return {};
-    return $json;
+    my $json = eval { fleet_json($sub, @flags) };
+    ok($json, "$sub @flags runs and prints JSON") or diag($@);
+    return $json // {};
 }
 
 my %COUNT = map { $_ => 1 } qw(gpus floor_gpus gpus_needed
@@ -201,20 +197,9 @@ ok(abs($W->{SolTwoHLong}{attention_over_dense} / $W->{SolTwoHCausal}{attention_o
 # Each prefix's file must exist, and its counts and days must be the values
 # above at the precision fleet prints (counts exact, days to 3 significant
 # figures).
-sub macros {
-    my %m;
-    for my $file (glob "$sol/02-ex*.tex") {
-        open my $fh, '<', $file or next;
-        local $/;
-        my $text = <$fh>;
-        $m{$1} = $2 while $text =~ /\\newcommand\{\\(\w+)\}\{(.*)\}/g;
-    }
-    return \%m;
-}
-my $m = macros();
+my $m = read_macros("$sol/02-ex*.tex");
 ok(scalar keys %$m, 'the solutions script wrote macros into build/solutions');
 
-sub camel { join '', map { ucfirst } split /_/, $_[0] }
 sub plain { my $v = $_[0]; $v =~ s/,//g; return $v }
 
 for my $run (@runs) {
@@ -237,8 +222,7 @@ for my $run (@runs) {
 
 # Every macro the solutions use is defined, and every file they input exists.
 my $tex_file = "$root/solutions/02-compute-and-fleet.tex";
-open my $tex_fh, '<', $tex_file or die "$tex_file: $!";
-my $tex = do { local $/; <$tex_fh> };
+my $tex = slurp($tex_file) // die "$tex_file: $!";
 my %used = map { $_ => 1 } $tex =~ /\\(SolTwo\w+)/g;
 ok(scalar keys %used, 'the solutions use SolTwo macros');
 is_deeply([grep { !exists $m->{$_} } sort keys %used], [],
@@ -249,22 +233,19 @@ for my $input ($tex =~ /\{(build\/solutions\/[^}]+)\}/g) {
 
 # ------------------------------------------------------ the two volumes ----
 # One solution per exercise, and each heading in the built PDF.
-open my $ex_fh, '<', "$root/exercises/02-compute-and-fleet.tex" or die $!;
-my $exercises = do { local $/; <$ex_fh> };
-my $count = () = $exercises =~ /^\\item \\textbf\{/mg;
+my $exercises = slurp("$root/exercises/02-compute-and-fleet.tex") // die $!;
+my $count = () = exercise_items("$root/exercises/02-compute-and-fleet.tex");
 cmp_ok($count, '>=', 7, "chapter 2 has at least 7 exercises ($count)");
 my @headings = $tex =~ /\\soltwoexercise\{(\d+)\}/g;
 is_deeply(\@headings, [1 .. $count], 'one solution per exercise, in order');
 
 # The statements give inputs only: no count of GPUs that a run derives, and no
 # derived FLOP total, appears in them (the fleets given as inputs are skipped).
-sub group3 { my $v = reverse sprintf('%.0f', $_[0]); $v =~ s/(\d{3})(?=\d)/$1,/g;
-             return scalar reverse $v }
 (my $statements = $exercises) =~ s/^%.*$//mg;
 my %derived;
 for my $prefix (keys %want) {
     for my $key (grep { $COUNT{$_} && $_ ne 'gpus' } keys %{ $want{$prefix} }) {
-        $derived{ group3($want{$prefix}{$key}) } = "$prefix $key";
+        $derived{ grouped($want{$prefix}{$key}) } = "$prefix $key";
     }
     $derived{ sprintf('%.2e', $want{$prefix}{flops}) =~ s/e\+?0*(\d+)$/\\times10^{$1}/r }
         = "$prefix flops" if exists $want{$prefix}{flops};
@@ -276,8 +257,9 @@ is_deeply(\@given, [], 'the exercise statements give no derived answer')
 
 my $pdf = "$root/build/solutions.pdf";
 ok(-s $pdf, 'build/solutions.pdf exists');
-my $text = `pdftotext -layout '$pdf' - 2>/dev/null`;
-is($? >> 8, 0, 'pdftotext reads build/solutions.pdf');
+my $text = eval { pdf_text($pdf) };
+ok(defined $text, 'pdftotext reads build/solutions.pdf') or diag($@);
+$text //= '';
 my ($chapter) = $text =~ /(Compute sets the fleet.*)\z/s;
 $chapter //= '';
 for my $n (1 .. $count) {

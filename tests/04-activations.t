@@ -1,19 +1,18 @@
 #!/usr/bin/perl
-# tests/20-fleet-activations.t: chapter 4's formulas, fleet activations,
+# tests/04-activations.t: chapter 4's formulas, fleet activations,
 # against arithmetic done here from Korthikanti et al.'s list of saved
 # tensors, the schedules' warm-up counts and ZeRO's per-device bytes; the
 # running example's numbers; unequal stages; bad input; and the chapter's
 # pages in the book.
 #
 # The model below (layer_bytes, in_flight, stage_layers, gpu_memory) is also
-# what tests/21-solutions-activations.t checks the worked solutions with: it
+# what tests/04-solutions.t checks the worked solutions with: it
 # loads this file, which then defines the subroutines and runs no tests.
 use strict;
 use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
-use File::Temp qw(tempdir);
 use List::Util qw(max min sum);
 use POSIX qw(ceil);
 use Test::More;
@@ -380,37 +379,33 @@ is_deeply([map { $_->[2] } @$few], [map { in_flight('interleaved', 4, 6, 4, $_) 
 }
 
 # Bad input: one line naming the flag, exit 2, no output file.
-sub refused {
-    my ($must_name, @args) = @_;
-    my $dir = tempdir(CLEANUP => 1);
-    my ($status, $out, $err) = run($fleet, 'activations', @args,
-                                   '--output', "$dir/out.txt");
-    is($status, 2, "@args: exit 2");
-    is($out, '', "@args: nothing on stdout");
-    like($err, qr/^fleet activations: [^\n]*\Q$must_name\E[^\n]*\n\z/,
-         "@args: one line naming $must_name");
-    ok(!-e "$dir/out.txt", "@args: no output file");
-}
-refused('--tp', qw(--tp 5));
-refused('--heads', qw(--heads 7 --tp 1));
-refused('--schedule', qw(--schedule zigzag));
-refused('--recompute', qw(--recompute some));
-refused('--attention', qw(--attention tiled));
-refused('--zero', qw(--zero 4));
-refused('--chunks', qw(--chunks 2));
-refused('--chunks', qw(--chunks 2 --pp 4 --micro-batches 8 --schedule 1f1b));
-refused('--chunks', qw(--chunks 1 --pp 4 --micro-batches 8 --schedule interleaved));
-refused('--micro-batches', qw(--pp 8 --micro-batches 4));
-refused('--micro-batches', qw(--pp 8 --micro-batches 4 --schedule interleaved));
-refused('--kv-heads', qw(--kv-heads 5));
-refused('--kv-heads', qw(--kv-heads 4 --tp 8));
-refused('--cp', qw(--cp 3));
-refused('--pp', qw(--layers 4 --pp 8 --micro-batches 8));
-refused('--gpu', qw(--gpu v100));
-refused('--sweep', qw(--sweep --json));
+my @bad = (
+    ['--tp', qw(--tp 5)],
+    ['--heads', qw(--heads 7 --tp 1)],
+    ['--schedule', qw(--schedule zigzag)],
+    ['--recompute', qw(--recompute some)],
+    ['--attention', qw(--attention tiled)],
+    ['--zero', qw(--zero 4)],
+    ['--chunks', qw(--chunks 2)],
+    ['--chunks', qw(--chunks 2 --pp 4 --micro-batches 8 --schedule 1f1b)],
+    ['--chunks', qw(--chunks 1 --pp 4 --micro-batches 8 --schedule interleaved)],
+    ['--micro-batches', qw(--pp 8 --micro-batches 4)],
+    ['--micro-batches', qw(--pp 8 --micro-batches 4 --schedule interleaved)],
+    ['--kv-heads', qw(--kv-heads 5)],
+    ['--kv-heads', qw(--kv-heads 4 --tp 8)],
+    ['--cp', qw(--cp 3)],
+    ['--pp', qw(--layers 4 --pp 8 --micro-batches 8)],
+    ['--gpu', qw(--gpu v100)],
+    ['--sweep', qw(--sweep --json)],
+);
 for my $flag (qw(--hidden --heads --seq --micro-batch --tp --pp --dp --cp
                  --layers --micro-batches --params --fragmentation)) {
-    refused($flag, $flag, $_) for ('0', '-3', 'abc', '1e30');
+    push @bad, map { [$flag, $flag, $_] } '0', '-3', 'abc', '1e30';
+}
+for my $case (@bad) {
+    my ($flag, @args) = @$case;
+    refused_no_output("@args", qr/^fleet activations: .*\Q$flag\E/,
+                      $fleet, 'activations', @args);
 }
 my (undef, undef, $ok_err) = run($fleet, qw(activations --pp 8 --micro-batches 4
                                             --schedule gpipe));

@@ -1,7 +1,7 @@
 #!/usr/bin/perl
-# tests/21-solutions-activations.t: the worked solutions of chapter 4
+# tests/04-solutions.t: the worked solutions of chapter 4
 # (activation memory) against arithmetic done here. The model of the bytes a
-# layer, a stage and a GPU keep is tests/20-fleet-activations.t's, loaded
+# layer, a stage and a GPU keep is tests/04-activations.t's, loaded
 # without running its tests; the macros that solutions/04-activations.sh
 # wrote must print these values to the digits they show, and the prose's
 # claims in words (fits, the heaviest stage, the fitted coefficients) are
@@ -14,7 +14,7 @@ use FleetTest;
 use List::Util qw(max);
 use Test::More;
 
-require "$FindBin::Bin/20-fleet-activations.t";
+require "$FindBin::Bin/04-activations.t";
 our (%DEFAULT);
 
 my $root = root();
@@ -167,8 +167,7 @@ my %a = (tp => 8, sp => 1, dp => 128, zero => 3, at => 'materialized');
 
 # One solution per exercise, every macro defined, the headings in the PDF.
 my $tex = slurp("$root/solutions/04-activations.tex");
-my $exercises = slurp("$root/exercises/04-activations.tex");
-my $count = () = $exercises =~ /^\\item \\textbf\{/mg;
+my $count = () = exercise_items("$root/exercises/04-activations.tex");
 cmp_ok($count, '>=', 6, "chapter 4 has at least six exercises ($count)");
 my @headings = $tex =~ /\\solactexercise\{(\d+)\}/g;
 is_deeply(\@headings, [1 .. $count], 'one solution per exercise, in order');

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/28-output-paths.t: output that cannot destroy, and output that cannot
+# tests/00-output-paths.t: output that cannot destroy, and output that cannot
 # be lost without a word.
 #  - An output path must be absent or a regular file: a device, a directory,
 #    a pipe or a symbolic link is refused with one line and exit status 2, and
@@ -13,7 +13,7 @@
 #  - Rounding up is exact for whole quotients from 1e3 to 1e18, and rounds
 #    genuine fractions up.
 #
-# Run after `make programs`:  prove -v tests/28-output-paths.t
+# Run after `make programs`:  prove -v tests/00-output-paths.t
 use strict;
 use warnings;
 use FindBin;
@@ -45,23 +45,6 @@ my %tool = (
                          flags => [qw(--output --transcript)] },
 );
 
-sub lines { my $n = () = ($_[0] // '') =~ /\n/g; return $n }
-
-# The same as FleetTest::run, with standard output sent to STDOUT_PATH.
-sub run_to {
-    my ($stdout_path, @command) = @_;
-    my $dir = tempdir(CLEANUP => 1);
-    my $pid = fork // die "fork: $!";
-    if ($pid == 0) {
-        open STDOUT, '>', $stdout_path or die "$stdout_path: $!";
-        open STDERR, '>', "$dir/err" or die;
-        exec @command or exit 127;
-    }
-    waitpid $pid, 0;
-    my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
-    return ($status, slurp("$dir/err") // '');
-}
-
 # ------------------------------------------------ paths that are refused --
 my $dir = tempdir(CLEANUP => 1);
 mkdir "$dir/folder" or die;
@@ -84,15 +67,13 @@ diag('not root: no device of its own to try; the pipe and the rest still are')
 sub unchanged {
     my ($label) = @_;
     ok(-d "$dir/folder", "$label: the folder is still a folder");
-    opendir(my $dh, "$dir/folder") or die;
-    is_deeply([grep { !/^\.\.?$/ } readdir $dh], [], "$label: nothing was put in it");
+    is_deeply([files_in("$dir/folder")], [], "$label: nothing was put in it");
     ok(-l "$dir/link" && -l "$dir/dangling", "$label: the links are still links");
     is(slurp("$dir/target"), "keep me\n", "$label: the file a link points to is untouched");
     ok(!-e "$dir/absent", "$label: a dangling link's target was not created");
     ok(-p "$dir/fifo", "$label: the pipe is still a pipe");
     ok(-c $_, "$label: $_ is still a device") for @devices;
-    opendir(my $top, $dir) or die;
-    is_deeply([grep { /tmp/ } readdir $top], [], "$label: no temporary file left");
+    is_deeply([grep { /tmp/ } files_in($dir)], [], "$label: no temporary file left");
 }
 
 my @bad = ((map { [$_, qr/is a device/] } @devices),
@@ -108,14 +89,11 @@ for my $name (sort keys %tool) {
         for my $case (@bad) {
             my ($path, $why) = @$case;
             my $label = "$name $flag $path";
-            my ($status, $out, $err) = run('timeout', 30, @$cmd, $flag, $path);
-            is($status, 2, "$label: exit status 2");
-            is($out, '', "$label: nothing on stdout");
-            is(lines($err), 1, "$label: one line on stderr, before any work") or diag $err;
             (my $command = $name) =~ s/ .*//;
-            like($err, qr/^\Q$command\E.*: \Q$flag\E: .*$why/,
-                 "$label: the line names the flag and says why");
-            like($err, qr/\Q$path\E/, "$label: ... and the path");
+            # One line, before any work: the run would not end in time.
+            my $err = refused($label, qr/^\Q$command\E.*: \Q$flag\E: .*$why/,
+                              'timeout', 30, @$cmd, $flag, $path);
+            like($err, qr/\Q$path\E/, "$label: the line names the path");
         }
         unchanged("$name $flag");
     }
@@ -161,7 +139,7 @@ SKIP: {
     for my $r (@stdout_runs) {
         my ($command, @cmd) = @$r;
         my $label = join(' ', map { s{.*/}{}r } @cmd) . ' > /dev/full';
-        my ($status, $err) = run_to('/dev/full', @cmd);
+        my ($status, undef, $err) = run({ stdout => '/dev/full' }, @cmd);
         is($status, 2, "$label: exit status 2, not success");
         my @said = grep { /standard output/ } split /\n/, $err;
         is(scalar @said, 1, "$label: one line about it") or diag $err;
@@ -183,8 +161,7 @@ sub run_full_disk {
     local $/;
     my $said = <$fh> // '';
     close $fh;
-    my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
-    return ($status, $said);
+    return (exit_status($?), $said);
 }
 for my $case (['fleet memory', "$bin/fleet", 'memory', '--output'],
               ['fleet layout', "$bin/fleet", qw(layout --json --output)],
@@ -200,9 +177,7 @@ for my $case (['fleet memory', "$bin/fleet", 'memory', '--output'],
     is(scalar @lines, 1, "$name $flag on a full disk: one line") or diag $said;
     like($lines[0] // '', qr/\Q$flag\E: could not write \Q$d\E\/new\.txt: File too large/,
          "$name $flag on a full disk: names the flag, the file and the reason");
-    opendir(my $dh, $d) or die;
-    is_deeply([grep { !/^\.\.?$/ } readdir $dh], [],
-              "$name $flag on a full disk: no file, no temporary file");
+    is_deeply([files_in($d)], [], "$name $flag on a full disk: no file, no temporary file");
     open(my $fh, '>', "$d/old.txt") or die; print $fh "old\n"; close $fh;
     ($status) = run_full_disk(@cmd, "$d/old.txt");
     is($status, 2, "$name $flag over an old file on a full disk: exit 2");

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/13-solutions-reference.t: the worked solutions to chapter 6's
+# tests/06-solutions.t: the worked solutions to chapter 6's
 # exercises (the reference trainer, minigpt) and its lab.
 #
 # For every exercise this test runs minigpt with the exercise's inputs and
@@ -18,18 +18,19 @@
 # and, once the solutions volume includes chapter 6, that build/solutions.pdf
 # prints every heading.
 #
-# Run after `make`:  prove -v tests/13-solutions-reference.t
+# Run after `make`:  prove -v tests/06-solutions.t
 use strict;
 use warnings;
-use Cwd qw(abs_path);
-use File::Basename qw(dirname);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FleetTest;
 use File::Temp qw(tempdir);
 use JSON::PP;
 use POSIX qw(WNOHANG);
 use Test::More;
 use Time::HiRes qw(sleep);
 
-my $root      = dirname(dirname(abs_path(__FILE__)));
+my $root      = root();
 my $minigpt   = "$root/build/bin/minigpt";
 my $minigpt64 = "$root/build/bin/minigpt-fp64";
 my $sols      = "$root/build/solutions";
@@ -42,52 +43,18 @@ ok(-s "$sols/06-ex1.tex", 'the solution script has run (build/solutions/06-*)')
     or BAIL_OUT('no build/solutions/06-ex1.tex: run make first');
 
 # ------------------------------------------------------------- running ----
-# Run a command (a list, no shell); return (exit status, stdout, stderr).
-# A command killed by a signal (a crash) has no exit status of its own: it
-# reads as 128 + the signal's number, as in a shell, never as 0.
-sub run {
-    my @command = @_;
-    my $pid = fork // die "fork: $!";
-    if ($pid == 0) {
-        open STDOUT, '>', "$tmp/stdout" or die;
-        open STDERR, '>', "$tmp/stderr" or die;
-        exec @command or exit 127;
-    }
-    waitpid($pid, 0) == $pid or die "waitpid: $!";
-    my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
-    local $/;
-    open my $o, '<', "$tmp/stdout" or die;
-    my $out = <$o>;
-    open my $e, '<', "$tmp/stderr" or die;
-    my $err = <$e>;
-    return ($status, $out, $err);
-}
-
 # minigpt's report for these flags, decoded; undef (with a diagnostic) when
-# the run fails.
+# the run fails. (run and json_of are FleetTest's: a crash reads as 128 +
+# its signal, never as exit status 0.)
 sub report {
     my ($bin, @flags) = @_;
-    my ($status, $out, $err) = run($bin, '--quiet', @flags, '--json');
-    if ($status != 0) {
-        diag("$bin @flags --json exited $status: $err");
-        return undef;
-    }
-    return decode_json($out);
-}
-
-sub slurp {
-    my ($path) = @_;
-    open(my $fh, '<:raw', $path) or return undef;
-    local $/;
-    return scalar <$fh>;
+    my $r = eval { json_of($bin, '--quiet', @flags) };
+    diag($@) unless $r;
+    return $r;
 }
 
 # The macros the solution script wrote: name => value.
-my %macro;
-for my $file (glob "$sols/06-*.tex") {
-    my $text = slurp($file) // next;
-    $macro{$1} = $2 while $text =~ /\\newcommand\{\\(\w+)\}\{(.*)\}$/mg;
-}
+my %macro = %{ read_macros("$sols/06-*.tex") };
 sub number_of {    # a grouped count from a macro: "90,288" => 90288
     my ($name) = @_;
     my $v = $macro{$name};
@@ -112,8 +79,8 @@ sub flags_of {
 
 sub params {
     my ($m) = @_;
-    my ($L, $C, $T, $V) = @$m{qw(L C T V)};
-    return $V * $C + $T * $C + $L * (12 * $C * $C + 13 * $C) + 2 * $C + $C * $V;
+    return minigpt_params(layers => $m->{L}, hidden => $m->{C}, seq => $m->{T},
+                          vocab => $m->{V});
 }
 
 sub matmul_params {
@@ -549,13 +516,9 @@ my $statements = slurp("$root/exercises/06-reference.tex") // '';
 like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
 unlike($text, qr/enumitem/, 'exercises: plain enumerate, no enumitem');
 unlike($text, qr/\[\[/, 'exercises: no noweb quoting (the file is plain LaTeX)');
-my ($depth, $items, $share) = (0, 0);
-while ($text =~ /(\\begin\{enumerate\}|\\end\{enumerate\}|\\item\b|\\label\{ex:attention-share\})/g) {
-    if    ($1 =~ /begin/) { $depth++ }
-    elsif ($1 =~ /end/)   { $depth-- }
-    elsif ($1 =~ /label/) { $share = $items }
-    elsif ($depth == 1)   { $items++ }
-}
+my @exercises = exercise_items("$root/exercises/06-reference.tex");
+my $items = @exercises;
+my ($share) = grep { $exercises[$_ - 1] =~ /\\label\{ex:attention-share\}/ } 1 .. $items;
 # The chapter refers to the exercise on 6N and attention by this label.
 is($share, 2, 'exercises: \label{ex:attention-share} is on Exercise 6.2');
 cmp_ok($items, '>=', 7, "exercises: at least seven ($items)");
@@ -570,8 +533,7 @@ my @answers = (params($small), matmul_params($small),
                params(config()), matmul_params(config()));
 (my $flat = $text) =~ s/\{,\}|\\,|~/ /g;
 for my $answer (@answers) {
-    my $grouped = $answer;
-    1 while $grouped =~ s/^(\d+)(\d{3})/$1,$2/;
+    my $grouped = grouped($answer);
     my @found = grep { $flat =~ /(?<![\d.,])\Q$_\E(?![\d])/ } ($answer, $grouped);
     ok(!@found, "exercises: the answer $grouped is not given away");
 }
@@ -582,8 +544,9 @@ SKIP: {
     skip 'solutions/solutions.tex does not \\input chapter 6 yet', 16
         unless $master =~ /^\s*\\input\{solutions\/06-reference\.tex\}/m;
     my $pdf = "$root/build/solutions.pdf";
-    my ($status, $body) = run('pdftotext', '-enc', 'UTF-8', $pdf, '-');
-    is($status, 0, 'solutions: pdftotext reads build/solutions.pdf');
+    my $body = eval { pdf_text($pdf, layout => 0) };
+    ok(defined $body, 'solutions: pdftotext reads build/solutions.pdf') or diag($@);
+    $body //= '';
     unlike($body, qr/\?\?/, 'solutions: no unresolved references');
     my $start = index($body, 'A reference trainer on one CPU');
     $body = $start < 0 ? '' : substr($body, $start);
@@ -594,11 +557,10 @@ SKIP: {
     my %section;
     my @parts = split /^(Exercise 6\.\d)$/m, $body;
     for (my $i = 1; $i < $#parts; $i += 2) { $section{ $parts[$i] } = $parts[$i + 1] }
-    my $grouped = sub { my $n = shift; 1 while $n =~ s/^(\d+)(\d{3})/$1,$2/; $n };
     my %key = (
-        'Exercise 6.1' => $grouped->(params($small)),
+        'Exercise 6.1' => grouped(params($small)),
         'Exercise 6.3' => 12 * 64 + 32 / 2 - 1,
-        'Exercise 6.7' => $grouped->(checkpoint_bytes(params($small), 4)),
+        'Exercise 6.7' => grouped(checkpoint_bytes(params($small), 4)),
         'Exercise 6.8' => 'identical',
     );
     for my $heading (sort keys %key) {

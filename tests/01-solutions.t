@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/11-solutions-memory.t: the worked solutions to chapter 1's exercises.
+# tests/01-solutions.t: the worked solutions to chapter 1's exercises.
 #
 # For every exercise this test runs `fleet memory --json` with the exercise's
 # inputs and compares the answers with the same arithmetic done here, from the
@@ -11,16 +11,17 @@
 # volume names them and give no answers away, and that build/solutions.pdf
 # prints each heading with its key numbers in the prose.
 #
-# Run after `make`:  prove -v tests/11-solutions-memory.t
+# Run after `make`:  prove -v tests/01-solutions.t
 use strict;
 use warnings;
-use Cwd qw(abs_path);
-use File::Basename qw(dirname);
-use JSON::PP;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FleetTest;
+use Encode ();
 use POSIX qw();
 use Test::More;
 
-my $root  = dirname(dirname(abs_path(__FILE__)));
+my $root  = root();
 my $fleet = "$root/build/bin/fleet";
 
 # ------------------------------------------------------- first principles --
@@ -37,16 +38,6 @@ my %bytes = (
 );
 my $rel = 1e-9;    # relative tolerance for non-count fields
 
-# Round a quotient up to a whole number, forgiving floating-point noise in
-# the last bits (80e9 * 0.8 is not exactly 64e9 in binary).
-sub ceil_quotient {
-    my ($num, $den) = @_;
-    my $q = $num / $den;
-    my $nearest = POSIX::floor($q + 0.5);
-    return $nearest if abs($q - $nearest) <= 1e-9 * $q;
-    return POSIX::ceil($q);
-}
-
 # The floor computed here: the reference every fleet answer is checked against.
 sub floor_by_hand {
     my (%a) = @_;
@@ -58,8 +49,10 @@ sub floor_by_hand {
     };
     $p->{static}   = $p->{params} * $p->{bytes};
     $p->{per_gpu}  = $p->{memory} * $p->{usable};
-    $p->{gpus_min} = ceil_quotient($p->{static}, $p->{per_gpu});
-    $p->{nodes}    = ceil_quotient($p->{gpus_min}, $per_node);
+    # round_up forgives floating-point noise: 80e9 * 0.8 is not exactly
+    # 64e9 in binary.
+    $p->{gpus_min} = round_up($p->{static} / $p->{per_gpu});
+    $p->{nodes}    = round_up($p->{gpus_min} / $per_node);
     # A job inside one node gets the GPUs it needs; one spanning nodes
     # gets whole nodes.
     $p->{whole}    = $p->{gpus_min} <= $per_node ? $p->{gpus_min}
@@ -72,41 +65,23 @@ sub floor_by_hand {
 }
 
 # ---------------------------------------------------------------- fleet ----
-sub fleet_json {
-    my @args = @_;
-    open(my $fh, '-|', $fleet, 'memory', @args, '--json')
-        or die "cannot run $fleet: $!";
-    local $/;
-    my $text = <$fh>;
-    close $fh;
-    die "fleet memory @args exited with status " . ($? >> 8) . "\n" if $?;
-    return decode_json($text);
-}
-
-sub close_to {
-    my ($got, $want, $name) = @_;
-    my $ok = defined $got && abs($got - $want) <= $rel * abs($want);
-    ok($ok, $name) or diag(sprintf "  got %s, want %.10g (relative %g)",
-                                   $got // 'undef', $want, $rel);
-}
-
 # Compare every answer field of one run with the hand computation.
 sub check_run {
     my ($label, $args, $hand) = @_;
-    my $j = eval { fleet_json(@$args) };
+    my $j = eval { fleet_json('memory', @$args) };
     ok($j, "$label: fleet memory @$args runs") or do { diag($@); return };
-    close_to($j->{static_bytes}, $hand->{static}, "$label: static state");
-    close_to($j->{usable_bytes_per_gpu}, $hand->{per_gpu},
+    close_to($j->{static_bytes}, $hand->{static}, $rel, "$label: static state");
+    close_to($j->{usable_bytes_per_gpu}, $hand->{per_gpu}, $rel,
              "$label: usable bytes per GPU");
-    close_to($j->{nodes_of_state}, $hand->{static} / $hand->{node_bytes},
+    close_to($j->{nodes_of_state}, $hand->{static} / $hand->{node_bytes}, $rel,
              "$label: nodes' worth of state");
     is($j->{gpus_min}, $hand->{gpus_min}, "$label: GPUs to hold the state");
     is($j->{nodes}, $hand->{nodes}, "$label: whole nodes");
     is($j->{gpus_whole_nodes}, $hand->{whole}, "$label: GPUs in whole nodes");
-    close_to($j->{bytes_per_gpu_sharded}, $hand->{sharded},
+    close_to($j->{bytes_per_gpu_sharded}, $hand->{sharded}, $rel,
              "$label: state per GPU, sharded over $hand->{gpus}");
-    close_to($j->{checkpoint_bytes}, $hand->{ckpt_bytes}, "$label: checkpoint");
-    close_to($j->{checkpoint_seconds}, $hand->{seconds},
+    close_to($j->{checkpoint_bytes}, $hand->{ckpt_bytes}, $rel, "$label: checkpoint");
+    close_to($j->{checkpoint_seconds}, $hand->{seconds}, $rel,
              "$label: checkpoint seconds");
     return $j;
 }
@@ -208,8 +183,8 @@ check_run('1.7 one writer', ['--params', '100e9',
 check_run('1.7 master only', ['--params', '100e9',
                               '--checkpoint-bytes-per-param', $no_weights],
           $hand{'1.7 master'});
-close_to($hand{'1.7 ranks'}{ckpt_bytes}, 1.4e12, '1.7: 1.4 TB for 100e9 parameters');
-close_to($hand{'1.7 one'}{seconds}, 280, '1.7: 280 s through one 5 GB/s writer');
+close_to($hand{'1.7 ranks'}{ckpt_bytes}, 1.4e12, $rel, '1.7: 1.4 TB for 100e9 parameters');
+close_to($hand{'1.7 one'}{seconds}, 280, $rel, '1.7: 280 s through one 5 GB/s writer');
 
 # 1.8: the floor, spread over its own GPUs, and with every byte usable.
 $hand{'1.8 floor'} = floor_by_hand(params => 100e9, bytes => 16, gpus => 32);
@@ -228,13 +203,6 @@ sub three_figures {
     $decimals = 0 if $decimals < 0;
     my $s = sprintf('%.*f', $decimals, $x);
     $s =~ s/\.?0+$// if $s =~ /\./;
-    return $s;
-}
-
-sub grouped {
-    my ($n) = @_;
-    my $s = sprintf('%.0f', $n);
-    1 while $s =~ s/^(\d+)(\d{3})/$1,$2/;
     return $s;
 }
 
@@ -300,14 +268,8 @@ sub spaced {
 }
 
 # ------------------------------------------------------- the exercise file --
-sub slurp {
-    my ($path) = @_;
-    open(my $fh, '<:encoding(UTF-8)', $path) or return undef;
-    local $/;
-    return scalar <$fh>;
-}
-
 my $statements = slurp("$root/exercises/01-memory-floor.tex");
+$statements = Encode::decode_utf8($statements) if defined $statements;
 ok(defined $statements, 'exercises/01-memory-floor.tex is readable');
 $statements //= '';
 (my $no_comments = $statements) =~ s/(?<!\\)%.*$//mg;
@@ -315,15 +277,10 @@ like($no_comments, qr/\\section\{Exercises\}/, 'exercises: a section');
 unlike($no_comments, qr/enumitem/, 'exercises: plain enumerate, no enumitem');
 
 # Top-level items with their bold titles, and where the checkpoint one falls.
-my (@titles, $depth, $ckpt);
-$depth = 0;
-while ($no_comments =~ /(\\begin\{enumerate\}|\\end\{enumerate\}|\\item\s*(?:\\textbf\{([^}]*)\})?|\\label\{ex:ckpt\})/g) {
-    my ($token, $title) = ($1, $2);
-    if    ($token =~ /begin/) { $depth++ }
-    elsif ($token =~ /end/)   { $depth-- }
-    elsif ($token =~ /label/) { $ckpt = scalar @titles }
-    elsif ($depth == 1)       { push @titles, $title // '' }
-}
+my @items = map { Encode::decode_utf8($_) }
+            exercise_items("$root/exercises/01-memory-floor.tex");
+my @titles = map { /^\s*\\textbf\{([^}]*)\}/ ? $1 : '' } @items;
+my ($ckpt) = grep { $items[$_ - 1] =~ /\\label\{ex:ckpt\}/ } 1 .. @items;
 cmp_ok(scalar @titles, '>=', 7, 'exercises: at least seven');
 is(scalar @titles, scalar @exercises,
    'exercises: as many as the solutions work');
@@ -341,20 +298,16 @@ for my $n (@exercises) {
 }
 
 # ------------------------------------------------------------- the PDFs ----
-sub pdf_text {
+# The text in reading order, decoded (one character a character).
+sub pdf_characters {
     my ($pdf) = @_;
-    open(my $fh, '-|', 'pdftotext', '-enc', 'UTF-8', $pdf, '-')
-        or return undef;
-    binmode($fh, ':encoding(UTF-8)');
-    local $/;
-    my $text = <$fh>;
-    close $fh;
-    return $? ? undef : $text;
+    my $text = eval { pdf_text($pdf, layout => 0) };
+    return defined $text ? Encode::decode_utf8($text) : undef;
 }
 
 my $solutions_pdf = "$root/build/solutions.pdf";
 ok(-s $solutions_pdf, 'build/solutions.pdf exists');
-my $text = -s $solutions_pdf ? pdf_text($solutions_pdf) : undef;
+my $text = -s $solutions_pdf ? pdf_characters($solutions_pdf) : undef;
 ok(defined $text, 'pdftotext reads build/solutions.pdf');
 $text //= '';
 unlike($text, qr/\?\?/, 'solutions: no unresolved references');
@@ -400,7 +353,7 @@ for my $i (0 .. $#exercises) {
 # The book numbers the exercises as the solutions volume names them.
 my $book_pdf = "$root/build/book.pdf";
 ok(-s $book_pdf, 'build/book.pdf exists');
-my $book = -s $book_pdf ? pdf_text($book_pdf) // '' : '';
+my $book = -s $book_pdf ? pdf_characters($book_pdf) // '' : '';
 (my $flat_book = $book) =~ s/\s+//g;
 for my $i (0 .. $#titles) {
     my $n = $exercises[$i] // "1." . ($i + 1);

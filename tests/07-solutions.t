@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tests/14-solutions-data-parallel.t: the worked solutions to chapter 7's
+# tests/07-solutions.t: the worked solutions to chapter 7's
 # exercises (data parallel and the ring all-reduce) and its lab.
 #
 # Every number the solution script printed (build/solutions/07-*.tex) is
@@ -15,7 +15,7 @@
 # checks that the statements give no answer away, and, once the solutions
 # volume includes chapter 7, that build/solutions.pdf prints every heading.
 #
-# Run after `make`:  prove -v tests/14-solutions-data-parallel.t
+# Run after `make`:  prove -v tests/07-solutions.t
 use strict;
 use warnings;
 use FindBin;
@@ -34,12 +34,7 @@ ok(-s "$sols/07-ex1.tex", 'the solution script has run (build/solutions/07-*)')
 # The macros the solution script wrote: name => text.
 my %macro = %{ read_macros("$sols/07-*.tex") };
 
-# A printed number: (value, half a unit in its last place), with its unit
-# (GB, MB, TB, kB, %) applied. Handles 1,023 and 0.9766 and
-# \ensuremath{1.23\times10^{15}} and 25\,GB.
-
-# The macro NAME prints WANT (in the macro's own unit, times SCALE) to its
-# digits.
+# The macro NAME prints WANT to its digits (printed_number reads the units).
 sub agrees { return macro_agrees(\%macro, @_) }
 
 # ------------------------------------------------------------------ 4.1 ----
@@ -308,12 +303,7 @@ my $statements = slurp("$root/exercises/07-data-parallel.tex") // '';
 (my $text = $statements) =~ s/(?<!\\)%.*$//mg;
 like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
 unlike($text, qr/\[\[/, 'exercises: no noweb quoting (the file is plain LaTeX)');
-my ($depth, $items) = (0, 0);
-while ($text =~ /(\\begin\{enumerate\}|\\end\{enumerate\}|\\item\b)/g) {
-    if    ($1 =~ /begin/) { $depth++ }
-    elsif ($1 =~ /end/)   { $depth-- }
-    elsif ($depth == 1)   { $items++ }
-}
+my $items = () = exercise_items("$root/exercises/07-data-parallel.tex");
 cmp_ok($items, '>=', 6, "exercises: at least six ($items)");
 my $solution_tex = slurp("$root/solutions/07-data-parallel.tex") // '';
 my $sections = () = $solution_tex =~ /^\\solfourexercise\{\d+\}/mg;
@@ -341,8 +331,9 @@ for my $name (qw(SolFourAEightTotalGB SolFourAKiloTotalGB SolFourAKiloSteps
     like($master, qr/^\s*\\input\{solutions\/07-data-parallel\.tex\}/m,
          'solutions: solutions/solutions.tex inputs chapter 7');
     ok(-s "$root/build/solutions.pdf", 'solutions: build/solutions.pdf was woven');
-    my ($status, $body) = run('pdftotext', '-enc', 'UTF-8', "$root/build/solutions.pdf", '-');
-    is($status, 0, 'solutions: pdftotext reads build/solutions.pdf');
+    my $body = eval { pdf_text("$root/build/solutions.pdf", layout => 0) };
+    ok(defined $body, 'solutions: pdftotext reads build/solutions.pdf') or diag($@);
+    $body //= '';
     unlike($body, qr/\?\?/, 'solutions: no unresolved references');
     my @chapters = split /^Data parallel: the ring all-reduce$/m, $body;
     $body = @chapters > 1 ? $chapters[-1] : '';

@@ -1,0 +1,56 @@
+# rename-tests.sed: the tests renamed by the chapter they check.
+# Run over the chapters and exercises:  sed -i -f rename-tests.sed FILES
+# With the tests/ prefix first, then bare names (a word boundary on
+# each side, so that no longer name is touched).
+s|tests/03-bad-input\.t|tests/00-bad-input.t|g
+s|tests/04-help\.t|tests/00-help.t|g
+s|tests/05-book\.t|tests/00-book.t|g
+s|tests/28-output-paths\.t|tests/00-output-paths.t|g
+s|tests/11-solutions-memory\.t|tests/01-solutions.t|g
+s|tests/12-solutions-compute\.t|tests/02-solutions.t|g
+s|tests/16-fleet-zero\.t|tests/03-zero.t|g
+s|tests/18-fleet-step\.t|tests/03-step.t|g
+s|tests/19-solutions-step\.t|tests/03-solutions.t|g
+s|tests/20-fleet-activations\.t|tests/04-activations.t|g
+s|tests/21-solutions-activations\.t|tests/04-solutions.t|g
+s|tests/22-fleet-pipeline\.t|tests/05-pipeline.t|g
+s|tests/23-fleet-layout\.t|tests/05-layout.t|g
+s|tests/24-solutions-layout\.t|tests/05-solutions.t|g
+s|tests/06-minigpt-correctness\.t|tests/06-reference-correctness.t|g
+s|tests/07-minigpt-checkpoints\.t|tests/06-reference-checkpoints.t|g
+s|tests/08-minigpt-input\.t|tests/06-reference-input.t|g
+s|tests/13-solutions-reference\.t|tests/06-solutions.t|g
+s|tests/09-allreduce\.t|tests/07-allreduce.t|g
+s|tests/10-minigpt-dp\.t|tests/07-data-parallel.t|g
+s|tests/14-solutions-data-parallel\.t|tests/07-solutions.t|g
+s|tests/17-minigpt-zero\.t|tests/08-sharded-state.t|g
+s|tests/15-solutions-sharded\.t|tests/08-solutions.t|g
+s|tests/25-machine\.t|tests/92-machine.t|g
+s|tests/26-minigpt-state\.t|tests/93-trainer-state.t|g
+s|tests/27-known-answer\.t|tests/93-known-answer.t|g
+s|\b03-bad-input\.t\b|00-bad-input.t|g
+s|\b04-help\.t\b|00-help.t|g
+s|\b05-book\.t\b|00-book.t|g
+s|\b28-output-paths\.t\b|00-output-paths.t|g
+s|\b11-solutions-memory\.t\b|01-solutions.t|g
+s|\b12-solutions-compute\.t\b|02-solutions.t|g
+s|\b16-fleet-zero\.t\b|03-zero.t|g
+s|\b18-fleet-step\.t\b|03-step.t|g
+s|\b19-solutions-step\.t\b|03-solutions.t|g
+s|\b20-fleet-activations\.t\b|04-activations.t|g
+s|\b21-solutions-activations\.t\b|04-solutions.t|g
+s|\b22-fleet-pipeline\.t\b|05-pipeline.t|g
+s|\b23-fleet-layout\.t\b|05-layout.t|g
+s|\b24-solutions-layout\.t\b|05-solutions.t|g
+s|\b06-minigpt-correctness\.t\b|06-reference-correctness.t|g
+s|\b07-minigpt-checkpoints\.t\b|06-reference-checkpoints.t|g
+s|\b08-minigpt-input\.t\b|06-reference-input.t|g
+s|\b13-solutions-reference\.t\b|06-solutions.t|g
+s|\b09-allreduce\.t\b|07-allreduce.t|g
+s|\b10-minigpt-dp\.t\b|07-data-parallel.t|g
+s|\b14-solutions-data-parallel\.t\b|07-solutions.t|g
+s|\b17-minigpt-zero\.t\b|08-sharded-state.t|g
+s|\b15-solutions-sharded\.t\b|08-solutions.t|g
+s|\b25-machine\.t\b|92-machine.t|g
+s|\b26-minigpt-state\.t\b|93-trainer-state.t|g
+s|\b27-known-answer\.t\b|93-known-answer.t|g
