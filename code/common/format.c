@@ -82,6 +82,8 @@ Text sci(double value, int digits)
 Text eng(double value)
 {
     Text t;
+    if (value == floor(value) && fabs(value) < 1e6)
+        return grouped(value);
     if (value == 0 || (fabs(value) >= 1 && fabs(value) < 1e3))
         return sig(value, 4);
     int exponent = 3 * (int)floor(log10(fabs(value)) / 3);
