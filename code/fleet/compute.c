@@ -56,9 +56,14 @@ static void print_rate_and_time(FILE *out, const TrainingTime *t, double gpus)
 
 static void print_gpu_hours(FILE *out, const TrainingTime *t)
 {
-    fprintf(out, "GPU-hours      = %s × %s s ÷ 3,600 = %s\n",
-            grouped(t->gpus).s, seconds_of(t->seconds).s,
-            whole_above_thousand(t->gpu_hours).s);
+    if (t->seconds >= 1)
+        fprintf(out, "GPU-hours      = %s × %s s ÷ 3,600 = %s\n",
+                grouped(t->gpus).s, seconds_of(t->seconds).s,
+                whole_above_thousand(t->gpu_hours).s);
+    else                                        /* 8 × 1.9 ms ÷ 3,600 s */
+        fprintf(out, "GPU-hours      = %s × %s ÷ 3,600 s = %s\n",
+                grouped(t->gpus).s, duration(t->seconds).s,
+                whole_above_thousand(t->gpu_hours).s);
     if (t->usd_per_gpu_hour > 0)
         fprintf(out, "cost           = %s GPU-hours × $%s = $%s\n",
                 whole_above_thousand(t->gpu_hours).s,
