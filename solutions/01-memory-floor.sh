@@ -10,8 +10,10 @@ set -eu
 fleet="$1/bin/fleet"
 out="$1/solutions"
 mkdir -p "$out"
-# The lines of the floor's derivation that a solution quotes.
-floor='^(static state|one node|state in nodes|usable per GPU|GPUs to hold|in whole nodes)'
+# The lines of the floor's derivation that the solutions quote: all of them
+# ($floor), or the state, the usable memory and the GPUs ($gpus).
+gpus='^(static state|usable per GPU|GPUs to hold|in whole nodes)'
+floor="$gpus|^(one node|state in nodes)"
 
 # Exercise 1.1: 70e9 parameters on H200 and on H100.
 $fleet memory --params 70e9 --gpu h200 --output "$out/01-ex1.txt"
@@ -24,7 +26,7 @@ $fleet memory --params 70e9 --gpu h100 --latex SolOneAHone \
 # Exercise 1.2: the running example at other usable fractions, and the two
 # whole percentages between which the floor drops by a node.
 $fleet memory --params 100e9 --usable 0.9 --output "$out/01-ex2.txt"
-quote_lines "$out/01-ex2.txt" '^(static state|usable per GPU|GPUs to hold|in whole nodes)'
+quote_lines "$out/01-ex2.txt" "$gpus"
 $fleet memory --params 100e9 --usable 0.9  --latex SolOneBNinety \
               --output "$out/01-ex2-90.tex"
 $fleet memory --params 100e9 --usable 0.8  --latex SolOneBEighty \
@@ -54,7 +56,7 @@ done
 # Exercise 1.4: the largest model whose state fits one H100, a slightly
 # larger one, and a 7e9 model.
 $fleet memory --params 4e9 --output "$out/01-ex4.txt"
-quote_lines "$out/01-ex4.txt" '^(static state|usable per GPU|GPUs to hold|in whole nodes)'
+quote_lines "$out/01-ex4.txt" "$gpus"
 $fleet memory --params 4e9   --latex SolOneDFits  --output "$out/01-ex4-fits.tex"
 $fleet memory --params 4.1e9 --latex SolOneDOver  --output "$out/01-ex4-over.tex"
 $fleet memory --params 7e9   --latex SolOneDSeven --output "$out/01-ex4-seven.tex"
@@ -91,6 +93,7 @@ $fleet memory --params 100e9 --checkpoint-bytes-per-param 12 --latex SolOneGMast
 $fleet memory --params 100e9 --gpus 32 --latex SolOneHFloor \
               --output "$out/01-ex8.tex"
 $fleet memory --params 100e9 --usable 1 --gpus 32 --output "$out/01-ex8.txt"
-quote_lines "$out/01-ex8.txt" '^(usable per GPU|GPUs to hold|in whole nodes|fully sharded)'
+quote_lines "$out/01-ex8.txt" \
+    '^(usable per GPU|GPUs to hold|in whole nodes|fully sharded)'
 $fleet memory --params 100e9 --usable 1 --latex SolOneHAll \
               --output "$out/01-ex8-all.tex"

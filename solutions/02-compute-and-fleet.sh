@@ -62,7 +62,8 @@ $fleet compute --mfu 0.45 --days 30 --latex SolTwoDFortyFive \
 # Exercise 2.5: an MoE of 100e9 parameters, 20e9 active, beside the dense
 # model of the same size; the memory floor is fleet memory's.
 $fleet memory --params 100e9 --output "$out/02-ex5-memory.txt"
-quote_lines "$out/02-ex5-memory.txt" '^(static state|GPUs to hold|in whole nodes)'
+quote_lines "$out/02-ex5-memory.txt" \
+    '^(static state|GPUs to hold|in whole nodes)'
 $fleet memory --params 100e9 --latex SolTwoEMemory \
               --output "$out/02-ex5-memory.tex"
 $fleet compute --active-params 20e9 --days 30 --output "$out/02-ex5.txt"
