@@ -81,9 +81,24 @@ for my $args (@runs) {
     # The same run's LaTeX macros: grouped likewise (exponents aside).
     my (undef, $tex) = run($fleet, @$args, '--latex', 'Style');
     (my $values = $tex) =~ s/\^\{-?\d+\}//g;
-    my @bare = $values =~ /\{(?:[^{}]*[^\d{}.,])?(\d{4,})(?![\d.,])[^{}]*\}\n/g;
+    my @bare = $values =~ /\{(?:[^{}]*[^\w{}.,])?(\d{4,})(?![\d.,])[^{}]*\}\n/g;
     ok(!@bare, "fleet @$args --latex: numbers of 1,000 and more are grouped")
         or diag(join "\n", @bare);
+}
+
+# The macros the planner's run scripts write (code/runs/01 to 05), by fleet or
+# by awk: whole numbers of 1,000 and more grouped there too.
+my $root = root();
+for my $script (glob "$root/code/runs/0[1-5]-*.sh") {
+    my $code = slurp($script);
+    my %files = map { $_ => 1 } $code =~ m{"\$numbers/([\w.-]+\.tex)"}g;
+    for my $file (sort keys %files) {
+        my $tex = slurp("$root/build/numbers/$file") // '';
+        (my $values = $tex) =~ s/\^\{-?\d+\}//g;
+        my @bare = $values =~ /\{(?:[^{}]*[^\w{}.,])?(\d{4,})(?![\d.,])[^{}]*\}\n/g;
+        ok(!@bare, "build/numbers/$file: numbers of 1,000 and more are grouped")
+            or diag(join "\n", @bare);
+    }
 }
 
 # The rules are the helpers' rules: a crash of the printer on an input whose
