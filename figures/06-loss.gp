@@ -1,4 +1,4 @@
-# Tangled from chapters/06-reference.nw; edit the chapter, not this file.
+# Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file.
 # Training and validation loss against step, with the entropy references.
 set datafile separator ','
 set xlabel 'step'

@@ -1,4 +1,4 @@
-# Tangled from chapters/06-reference.nw; edit the chapter, not this file.
+# Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file.
 # Seconds per step by operation, forward, backward and update stacked.
 set datafile separator ','
 set style data histograms
@@ -6,8 +6,9 @@ set style histogram rowstacked
 set style fill solid 0.85 border rgb 'black'
 set boxwidth 0.6
 set ylabel 'milliseconds per step'
-set xtics rotate by -40 offset -1,0
-set key top right
+set xtics rotate by 35 right nomirror scale 0
+set bmargin 5
+set key top left Left reverse
 set grid ytics
 file = data.'/06-profile.csv'
 plot file skip 1 using ($2*1000):xtic(1) title 'forward' lc rgb '#4477aa', \

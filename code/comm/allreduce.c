@@ -1,5 +1,5 @@
 /* Tangled from chapters/07-data-parallel.nw; edit the chapter, not this file. */
-#define _GNU_SOURCE            /* sched_getaffinity, CPU_COUNT, MAP_ANONYMOUS */
+#define _GNU_SOURCE    /* sched_getaffinity, CPU_COUNT, MAP_ANONYMOUS */
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -39,7 +39,8 @@ static int run_collective(Operation op, Implementation impl, Buffers *b,
                           size_t count)
 {
     if (impl == RING)
-        return op == ALLREDUCE ? ring_allreduce(b->buf, count, b->scratch, b->comm)
+        return op == ALLREDUCE
+                 ? ring_allreduce(b->buf, count, b->scratch, b->comm)
              : op == REDUCE_SCATTER
                  ? ring_reduce_scatter(b->buf, count, b->scratch, b->comm)
                  : ring_all_gather(b->buf, count, b->comm);
@@ -82,7 +83,7 @@ static long count_wrong(Operation op, Implementation impl, const Buffers *b,
 {
     size_t begin = 0, end = count;
     const float *result = b->buf;
-    if (op == REDUCE_SCATTER) {       /* only the rank's own chunk is defined */
+    if (op == REDUCE_SCATTER) {    /* only the rank's own chunk is defined */
         begin = (size_t)b->offset[b->rank];
         end = begin + (size_t)b->size[b->rank];
         if (impl == LIBRARY)
@@ -368,8 +369,10 @@ static void report_summary(Report *r, const Row *rows, int count,
                    spread(ring_big) / 100);
         report_add(r, "mpi_spread_largest", FIELD_FRACTION,
                    spread(mpi_big) / 100);
-        report_add(r, "ring_of_memcpy", FIELD_FRACTION, ring_big->busbw / copy_bw);
-        report_add(r, "mpi_of_memcpy", FIELD_FRACTION, mpi_big->busbw / copy_bw);
+        report_add(r, "ring_of_memcpy", FIELD_FRACTION,
+                   ring_big->busbw / copy_bw);
+        report_add(r, "mpi_of_memcpy", FIELD_FRACTION,
+                   mpi_big->busbw / copy_bw);
     }
     if (ring_small && mpi_small) {
         report_add(r, "ring_small_us", FIELD_REAL, 1e6 * ring_small->seconds);
@@ -407,10 +410,11 @@ int main(int argc, char **argv)
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }
     };
-    int status = parse_options_as(rank == 0, command, "A ring all-reduce written "
-                               "from MPI point-to-point calls, beside MPICH's "
-                               "own, in the manner of nccl-tests.", options,
-                               argc - 1, argv + 1);
+    int status = parse_options_as(rank == 0, command, "A ring all-reduce "
+                                  "written from MPI point-to-point calls, "
+                                  "beside MPICH's own, in the manner of "
+                                  "nccl-tests.", options, argc - 1,
+                                  argv + 1);
     if (status == 1)                         /* --help was printed */
         status = 0;
     else if (status == 0)

@@ -39,7 +39,8 @@ int ring_reduce_scatter(float *buf, size_t count, float *scratch,
     Ring r;
     int done, status = ring_begin(&r, count, comm, &done);
     for (int s = 0; !done && s < r.n - 1; s++) {
-        int out = modulo(r.rank - s - 1, r.n), in = modulo(r.rank - s - 2, r.n);
+        int out = modulo(r.rank - s - 1, r.n);
+        int in = modulo(r.rank - s - 2, r.n);
         status = MPI_Sendrecv(buf + r.offset[out], r.size[out], MPI_FLOAT,
                               r.right, s, scratch, r.size[in], MPI_FLOAT,
                               r.left, s, comm, MPI_STATUS_IGNORE);

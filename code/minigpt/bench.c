@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -89,7 +89,8 @@ static Timing time_product(const Product *p, GemmWorkspace *w, double seconds,
                            int repeats)
 {
     size_t a_size = (size_t)p->M * p->K, b_size = (size_t)p->K * p->N;
-    float *A = malloc(sizeof(float) * a_size), *B = malloc(sizeof(float) * b_size);
+    float *A = malloc(sizeof(float) * a_size);
+    float *B = malloc(sizeof(float) * b_size);
     float *C1 = malloc(sizeof(float) * (size_t)p->M * p->N);
     float *C2 = malloc(sizeof(float) * (size_t)p->M * p->N);
     if (!A || !B || !C1 || !C2)
@@ -288,7 +289,8 @@ int main(int argc, char **argv)
         report_add(&r, "core_vector_bits", FIELD_COUNT, sum.core_bits);
         if (peak > 0) {
             report_add(&r, "peak_flops", FIELD_SCI, peak);
-            report_add(&r, "best_fraction_of_peak", FIELD_FRACTION, sum.best / peak);
+            report_add(&r, "best_fraction_of_peak", FIELD_FRACTION,
+                       sum.best / peak);
         }
         print_report(out.file, &r, options);
     } else {

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/93-trainer-state.nw; edit the chapter, not this file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -65,7 +65,8 @@ void data_parallel_begin(DataParallel *dp, Model *m)
     double now = MPI_Wtime();
     if (dp->last_begin > 0) {
         if (dp->intervals_count == dp->intervals_capacity) {
-            int more = dp->intervals_capacity > 0 ? 2 * dp->intervals_capacity : 256;
+            int more = dp->intervals_capacity > 0
+                       ? 2 * dp->intervals_capacity : 256;
             double *grown = realloc(dp->intervals, sizeof(double) * (size_t)more);
             if (grown == NULL)
                 abort();

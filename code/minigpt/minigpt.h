@@ -138,16 +138,17 @@ typedef struct {
     GemmWorkspace gemm;
     Tally tally;
     real loss;                      /* mean loss of the last forward */
+    /* Called when the backward pass has finished a unit's gradients; NULL when
+       nobody listens. The context is given to every hook. */
+    void (*gradients_ready)(void *context, int unit);
+    void *hook_context;
+    int last_piece;                 /* the batch's last micro-batch is running */
     /* Where the passes find a unit's weights and put its gradients; when NULL,
        in the whole-model arrays. What they return is valid until the next call
        of the same hook, and the gradients they point to must start at zero or
        hold what earlier micro-batches added: the pass adds into them. */
     Params (*weights_needed)(void *context, int unit);
     Params (*gradients_needed)(void *context, int unit);
-    /* Called when the backward pass has finished a unit's gradients. */
-    void (*gradients_ready)(void *context, int unit);
-    void *hook_context;
-    int last_piece;                 /* the batch's last micro-batch is running */
 } Model;
 
 extern const char *const param_names[PARAM_TENSORS];
@@ -171,13 +172,14 @@ double seconds_now(void);
 /* Tensor t's part of unit u is count[t] numbers from offset[t] of the flat
    array of N; count[t] is 0 where the tensor has no part in the unit. */
 void unit_layout(const Model *m, int unit, size_t *offset, size_t *count);
-/* Unit u's tensors where they lie in a flat array of N, or packed one after
-   another, in tensor order, in a buffer of the unit's size. */
+/* Unit u's tensors where they lie in a flat array of N. */
 Params unit_view(const Model *m, real *flat, int unit);
-Params unit_packed(const Model *m, real *packed, int unit);
 size_t unit_size(const Model *m, int unit);
 /* The t-th pointer of a Params, t in 0 .. PARAM_TENSORS - 1. */
 real **param_tensor(Params *p, int t);
+/* Unit u's tensors packed one after another, in tensor order, in a buffer
+   of the unit's size. */
+Params unit_packed(const Model *m, real *packed, int unit);
 /* C (M, N) = op(A) (M, K) · op(B) (K, N), or += when accumulate is set.
    op(A) is A, or A transposed when trans_a is set; likewise B. */
 void gemm(GemmWorkspace *w, int M, int N, int K,

@@ -16,7 +16,6 @@ const char *const act_names[ACT_TENSORS] = {
     "ln2", "ln2_mean", "ln2_rstd", "fch", "fch_gelu", "res3", "lnf",
     "lnf_mean", "lnf_rstd", "probs", "losses", "scratch"
 };
-
 static void param_sizes(ModelConfig c, size_t *size)
 {
     size_t V = (size_t)c.vocab, T = (size_t)c.seq, L = (size_t)c.layers;
@@ -180,7 +179,6 @@ Params unit_view(const Model *m, real *flat, int unit)
             *param_tensor(&v, t) = flat + offset[t];
     return v;
 }
-
 Params unit_packed(const Model *m, real *packed, int unit)
 {
     size_t offset[PARAM_TENSORS], count[PARAM_TENSORS];
@@ -200,8 +198,9 @@ void model_init_weights(const Model *m, real *params, uint64_t seed)
         real std = 0.02f;
         if (strcmp(name, "proj_w") == 0 || strcmp(name, "fcproj_w") == 0)
             std /= sqrt(2.0f * (real)m->config.layers);
-        int is_scale = strstr(name, "ln") != NULL && name[strlen(name) - 1] == 'w';
-        int is_bias = name[strlen(name) - 1] == 'b';
+        char last = name[strlen(name) - 1];
+        int is_scale = strstr(name, "ln") != NULL && last == 'w';
+        int is_bias = last == 'b';
         for (size_t i = 0; i < m->param_size[t]; i++)
             p[i] = is_scale ? 1.0f : is_bias ? 0.0f : std * rng_normal(&rng);
         p += m->param_size[t];
@@ -236,8 +235,9 @@ static BlockActivations block_activations(Model *m, int l, int B)
 
 static Params weights_of(Model *m, int unit)
 {
-    return m->weights_needed != NULL ? m->weights_needed(m->hook_context, unit)
-                                     : unit_view(m, m->params_memory, unit);
+    if (m->weights_needed != NULL)
+        return m->weights_needed(m->hook_context, unit);
+    return unit_view(m, m->params_memory, unit);
 }
 
 double model_forward(Model *m, const int *inputs, const int *targets, int B)
@@ -271,7 +271,8 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
               layernorm_forward(k.ln2, k.ln2_mean, k.ln2_rstd, k.res2, w.ln2_w,
                                 w.ln2_b, N, C));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->gemm, k.fch, k.ln2, w.fc_w, w.fc_b, N, C, 4 * C, flops));
+              matmul_forward(&m->gemm, k.fch, k.ln2, w.fc_w, w.fc_b, N, C, 4 * C,
+                             flops));
         TIMED(m, OP_GELU, 0, gelu_forward(k.fch_gelu, k.fch, 4 * NC));
         TIMED(m, OP_MATMUL, 0,
               matmul_forward(&m->gemm, a->scratch, k.fch_gelu, w.fcproj_w, w.fcproj_b,
@@ -296,9 +297,9 @@ static void announce(Model *m, int layer);
 
 static Params gradients_of(Model *m, int unit)
 {
-    return m->gradients_needed != NULL
-         ? m->gradients_needed(m->hook_context, unit)
-         : unit_view(m, m->grads_memory, unit);
+    if (m->gradients_needed != NULL)
+        return m->gradients_needed(m->hook_context, unit);
+    return unit_view(m, m->grads_memory, unit);
 }
 
 void model_backward(Model *m, const int *inputs, const int *targets, int B,
@@ -341,8 +342,8 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
               matmul_backward(&m->gemm, g->dtmp, dw.proj_w, dw.proj_b, g->dres, k.atty,
                               w.proj_w, N, C, C, flops));
         TIMED(m, OP_ATTENTION, 1,
-              attention_backward(g->dqkv, g->datt_row, g->dtmp, k.qkv, k.att, B, T, C, H,
-                                 flops));
+              attention_backward(g->dqkv, g->datt_row, g->dtmp, k.qkv, k.att, B, T, C,
+                                 H, flops));
         TIMED(m, OP_MATMUL, 1,
               matmul_backward(&m->gemm, g->dtmp, dw.qkv_w, dw.qkv_b, g->dqkv, k.ln1,
                               w.qkv_w, N, C, 3 * C, flops));
@@ -356,8 +357,8 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
           encoder_backward(de.wte, de.wpe, g->dres, inputs, B, T, C));
     announce(m, -1);
 }
-static void announce(Model *m, int layer)
+static void announce(Model *m, int unit)
 {
     if (m->gradients_ready != NULL)
-        m->gradients_ready(m->hook_context, layer);
+        m->gradients_ready(m->hook_context, unit);
 }

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw; edit the chapter, not this file. */
+/* Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

@@ -292,10 +292,11 @@ void sharded_collect(DataParallel *dp, StateKind kind, real *into)
 
 void sharded_account(DataParallel *dp)
 {
-    if (dp->stage == 0) {          /* the model's arrays and the ring's chunk */
+    if (dp->stage == 0) {    /* the model's arrays and the ring's chunk */
         count_model_state(dp);
-        dp->held[HELD_BUFFERS] = dp->scratch == NULL ? 0 : sizeof(real)
-                    * (double)(dp->model->params_count / (size_t)dp->ranks + 1);
+        size_t chunk = dp->model->params_count / (size_t)dp->ranks + 1;
+        dp->held[HELD_BUFFERS] = dp->scratch == NULL ? 0
+                               : sizeof(real) * (double)chunk;
     }
     double per_step = dp->steps > 0 ? dp->sent / dp->steps : 0;
     MPI_Allreduce(&per_step, &dp->sent_most, 1, MPI_DOUBLE, MPI_MAX,

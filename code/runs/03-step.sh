@@ -96,6 +96,7 @@ $fleet memory --params 12.5e9 --zero 3 --dp 128 --latex ZeroThree \
 $fleet memory --params 100e9 --zero 0 --dp 16 --latex ZeroZero \
               --output "$numbers/03-zero-0.tex"
 $fleet memory --params 100e9 --zero-sweep --output "$data/03-zero.csv"
+$fleet memory --params 100e9 --csv --output "$data/03-zero-card.csv"
 ratios() {   # ratios FLAGS...: the NIC's two ratios of one run, "r,rb"
     $fleet step "$@" --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++)
         c[$i] = i } NR == 2 { printf "%s,%s", $c["nic_ratio"],

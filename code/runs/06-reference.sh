@@ -1,4 +1,4 @@
-# Tangled from chapters/06-reference.nw; edit the chapter, not this file.
+# Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file.
 # usage: sh code/runs/06-reference.sh BUILD_DIR
 set -eu
 bin="$1/bin"
@@ -19,10 +19,12 @@ $bin/minigpt-fp64 --gradcheck $tiny --latex Gradcheck \
 $bin/minigpt --verify --micro-batches 4 --output "$transcripts/06-verify.txt"
 $bin/minigpt --verify --micro-batches 4 --latex Verify \
              --output "$numbers/06-verify.tex"
-$bin/matmul-bench --machine "$machine" --transcript "$transcripts/06-bench.txt" \
+$bin/matmul-bench --machine "$machine" \
+                  --transcript "$transcripts/06-bench.txt" \
                   --latex Bench --output "$numbers/06-bench.tex"
 # value FILE NAME: the number in the macro \NAME of FILE, as awk reads it
-# (28.8\,\% as 28.8, 59,681 as 59681, \ensuremath{4.02\times10^{10}} as 4.02e10).
+# (28.8\,\% as 28.8, 59,681 as 59681, \ensuremath{4.02\times10^{10}} as
+# 4.02e10).
 value() {
     v=$(grep -F "{\\$2}{" "$1" | sed 's/.*}{//; s/}$//' |
         sed 's/\\ensuremath{\([-0-9.]*\)\\times10^{\([-0-9]*\)}}/\1e\2/' |
@@ -38,32 +40,35 @@ share=$(value "$train" TrainMatmulFraction)
 {
     awk -v a="$(value "$train" TrainMatmulFlops)" \
         -v b="$(value "$train" TrainPeakFlops)" 'BEGIN {
-        printf "\\newcommand{\\TrainMatmulShareOfPeak}{%.0f\\,\\%%}\n", 100 * a / b }'
+        printf "\\newcommand{\\TrainMatmulShareOfPeak}"
+        printf "{%.0f\\,\\%%}\n", 100 * a / b }'
     if above 50 "$share"; then
-        printf '%s\n' '\newcommand{\TrainMfuWhy}{Yet the profile gives the' \
-            'matrix multiplies only \TrainMatmulFraction{} of a step: most of it' \
-            'goes to attention, the element-wise layers and the optimizer, which' \
-            'do little arithmetic per byte they touch' \
+        printf '%s\n' '\newcommand{\TrainMfuWhy}{Yet the profile gives' \
+            'the matrix multiplies only \TrainMatmulFraction{} of a step:' \
+            'most of it goes to attention, the element-wise layers and the' \
+            'optimizer, which do little arithmetic per byte they touch' \
             '(Figure~\ref{fig:profile}).\TrainPeakCaveat{}}' \
-            '\newcommand{\TrainMfuBecause}{most of a step goes to work that is' \
-            'not a matrix multiply: the multiplies take \TrainMatmulFraction{}' \
-            'of it, and run at \TrainMatmulFlops{} FLOP/s themselves.}'
+            '\newcommand{\TrainMfuBecause}{most of a step goes to work' \
+            'that is not a matrix multiply: the multiplies take' \
+            '\TrainMatmulFraction{} of it, and run at \TrainMatmulFlops{}' \
+            'FLOP/s themselves.}'
     else
-        printf '%s\n' '\newcommand{\TrainMfuWhy}{The profile gives the matrix' \
-            'multiplies \TrainMatmulFraction{} of a step, and the rest to' \
-            'attention, the element-wise layers and the optimizer' \
+        printf '%s\n' '\newcommand{\TrainMfuWhy}{The profile gives the' \
+            'matrix multiplies \TrainMatmulFraction{} of a step, and the' \
+            'rest to attention, the element-wise layers and the optimizer' \
             '(Figure~\ref{fig:profile}).\TrainPeakCaveat{}}' \
-            '\newcommand{\TrainMfuBecause}{the matrix multiplies, which take' \
-            '\TrainMatmulFraction{} of a step, run at \TrainMatmulFlops{}' \
-            'FLOP/s, and the rest of the step adds time for few counted FLOPs.}'
+            '\newcommand{\TrainMfuBecause}{the matrix multiplies, which' \
+            'take \TrainMatmulFraction{} of a step, run at' \
+            '\TrainMatmulFlops{} FLOP/s, and the rest of the step adds time' \
+            'for few counted FLOPs.}'
     fi
     if above "$(value "$train" TrainMatmulFlops)" \
              "$(value "$train" TrainPeakFlops)"; then
         printf '%s\n' '\newcommand{\TrainPeakCaveat}{ But the matrix' \
             'multiplies ran faster than the peak that build/machine.json' \
-            'gives, which no true peak allows: the machine was busier when the' \
-            'build measured it than during this run, and every MFU in this' \
-            'copy of the book is too high by as much.}'
+            'gives, which no true peak allows: the machine was busier' \
+            'when the build measured it than during this run, and every' \
+            'MFU in this copy of the book is too high by as much.}'
     else
         printf '%s\n' '\newcommand{\TrainPeakCaveat}{}'
     fi
@@ -77,7 +82,8 @@ share=$(value "$train" TrainMatmulFraction)
             'this copy of the book are too high by as much:}'
     else
         printf '%s\n' '\newcommand{\BenchPeakSentence}{and its fastest' \
-            'product reached \BenchBestFractionOfPeak{} of one core'"'"'s peak' \
+            'product reached \BenchBestFractionOfPeak{} of one' \
+            'core'"'"'s peak' \
             'as \texttt{build/machine.json} gives it:}'
     fi
     # The kernel OpenBLAS chose, against the width of the core's vectors.
@@ -85,26 +91,28 @@ share=$(value "$train" TrainMatmulFraction)
     core_bits=$(value "$numbers/06-bench.tex" BenchCoreVectorBits)
     if [ "$blas_bits" -gt 0 ] && [ "$core_bits" -gt "$blas_bits" ]; then
         case $((core_bits / blas_bits)) in
-            2) part=half ;; 4) part='a quarter' ;; *) part="1/$((core_bits / blas_bits))" ;;
+            2) part=half ;;
+            4) part='a quarter' ;;
+            *) part="1/$((core_bits / blas_bits))" ;;
         esac
-        printf '%s\n' '\newcommand{\BenchKernelSentence}{The comparison is' \
-            'with the kernel OpenBLAS chose when it started, its' \
-            '\BenchBlasCore{} kernel, whose vectors are \BenchBlasVectorBits{}' \
-            'bits wide on a core whose vectors are \BenchCoreVectorBits{} bits' \
-            "wide: that kernel can reach at most about $part of the peak, so" \
-            'the ratio says that this gemm beats the kernel OpenBLAS picked' \
-            'here, not that it beats the best OpenBLAS could do on this' \
-            'machine.}'
+        printf '%s\n' '\newcommand{\BenchKernelSentence}{The comparison' \
+            'is with the kernel OpenBLAS chose when it started, its' \
+            '\BenchBlasCore{} kernel, whose vectors are' \
+            '\BenchBlasVectorBits{} bits wide on a core whose vectors are' \
+            '\BenchCoreVectorBits{} bits wide: that kernel can reach at' \
+            "most about $part of the peak, so the ratio says that this" \
+            'gemm beats the kernel OpenBLAS picked here, not that it beats' \
+            'the best OpenBLAS could do on this machine.}'
     elif [ "$blas_bits" -gt 0 ]; then
-        printf '%s\n' '\newcommand{\BenchKernelSentence}{The comparison is' \
-            'with the kernel OpenBLAS chose when it started, its' \
-            '\BenchBlasCore{} kernel, whose \BenchBlasVectorBits{}-bit vectors' \
-            'are as wide as the core'"'"'s.}'
+        printf '%s\n' '\newcommand{\BenchKernelSentence}{The comparison' \
+            'is with the kernel OpenBLAS chose when it started, its' \
+            '\BenchBlasCore{} kernel, whose \BenchBlasVectorBits{}-bit' \
+            'vectors are as wide as the core'"'"'s.}'
     else
-        printf '%s\n' '\newcommand{\BenchKernelSentence}{The comparison is' \
-            'with the kernel OpenBLAS chose when it started, its' \
-            '\BenchBlasCore{} kernel; the width of its vectors is not one the' \
-            'benchmark knows, so whether it could use the whole core is' \
-            'not known.}'
+        printf '%s\n' '\newcommand{\BenchKernelSentence}{The comparison' \
+            'is with the kernel OpenBLAS chose when it started, its' \
+            '\BenchBlasCore{} kernel; the width of its vectors is not one' \
+            'the benchmark knows, so whether it could use the whole core' \
+            'is not known.}'
     fi
 } > "$numbers/06-mfu.tex"

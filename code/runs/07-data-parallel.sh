@@ -1,4 +1,4 @@
-# Tangled from chapters/07-data-parallel.nw; edit the chapter, not this file.
+# Tangled from chapters/95-parallel-plumbing.nw; edit the chapter, not this file.
 # usage: sh code/runs/07-data-parallel.sh BUILD_DIR
 set -eu
 bin="$1/bin"
@@ -14,7 +14,8 @@ if [ "$cores" -lt 2 ]; then
 fi
 pin="-bind-to core"
 machine_field() {    # the number after "KEY": in build/machine.json, if any
-    sed -n "s/.*\"$1\": *\([0-9][0-9.eE+]*\).*/\1/p" "$2" 2>/dev/null | head -n 1
+    sed -n "s/.*\"$1\": *\([0-9][0-9.eE+]*\).*/\1/p" "$2" 2>/dev/null \
+        | head -n 1
 }
 copy=$(machine_field memcpy_bytes_per_second "$1/machine.json")
 p2p=$(machine_field p2p_bytes_per_second "$1/machine.json")
@@ -46,7 +47,8 @@ GLIBC_TUNABLES=$heap mpiexec $pin -n 2 $bin/allreduce $memcpy --op allreduce \
         --data "$data/07-allreduce-heap.csv" --latex RingHeap \
         --output "$numbers/07-allreduce-heap.tex" 2>/dev/null
 if [ "$cores" -ge 4 ]; then
-    mpiexec $pin -n 4 $bin/allreduce $memcpy --op allreduce --max-bytes 67108864 \
+    mpiexec $pin -n 4 $bin/allreduce $memcpy --op allreduce \
+            --max-bytes 67108864 \
             --transcript "$transcripts/07-allreduce-4.txt" --latex RingFour \
             --output "$numbers/07-allreduce-4.tex" 2>/dev/null
     timed=1
@@ -54,10 +56,12 @@ else
     mpiexec -n 4 $bin/allreduce --max-bytes 65536 --seconds 0.001 --warmup 1 \
             --repeats 1 --latex RingFour \
             --output "$numbers/07-allreduce-4.tex" 2>/dev/null
-    rm -f "$transcripts/07-allreduce-4.txt" "$transcripts/07-allreduce-4-short.txt"
+    rm -f "$transcripts/07-allreduce-4.txt" \
+          "$transcripts/07-allreduce-4-short.txt"
     timed=0
 fi
-printf '\\newcommand{\\RingFourTimed}{%d}\n' $timed >> "$numbers/07-allreduce-4.tex"
+printf '\\newcommand{\\RingFourTimed}{%d}\n' $timed \
+    >> "$numbers/07-allreduce-4.tex"
 # The book shows every fourth size of the all-reduce table, and every size
 # from 16 MiB.
 for n in 2 4; do
@@ -73,7 +77,8 @@ done
 l2=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null || echo 0)
 vm=0
 if grep -qw hypervisor /proc/cpuinfo 2>/dev/null; then vm=1; fi
-awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)" \
+awk -F, -v heap_file="$data/07-allreduce-heap.csv" \
+    -v page="$(getconf PAGESIZE)" \
     -v l2="${l2:-0}" -v p2p="${p2p:-0}" -v vm="$vm" -v q="'" '
     function sentence(name, text) {
         printf "\\newcommand{\\%s}{%s}\n", name, text
@@ -97,8 +102,11 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
         size = $3; bw[$2, size] = $7; t[$2, size] = $5; f[$2, size] = $12
         lo[$2, size] = $9; hi[$2, size] = $10
         if ($7 > best) best = $7
-        if ($2 == "ring" && $7 > ring_best) { ring_best = $7; ring_best_size = size }
-        if ($2 == "ring" && size >= 16777216 && $7 > ring_large) ring_large = $7
+        if ($2 == "ring" && $7 > ring_best) {
+            ring_best = $7; ring_best_size = size
+        }
+        if ($2 == "ring" && size >= 16777216 && $7 > ring_large)
+            ring_large = $7
         if (smallest == "" || size + 0 < smallest + 0) smallest = size
         if (size > largest) largest = size
         sizes[size] = 1
@@ -118,7 +126,8 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
         if (above == 0 && p2p > 0 && ring_best * 1e9 > p2p && cached)
             sentence("RingCeilingVerdict", sprintf("That row is faster " \
                 "than two ranks%s point-to-point bandwidth, %.3g~GB/s, " \
-                "because its buffer of %s~bytes, with as many bytes received, " \
+                "because its buffer of %s~bytes, with as many bytes " \
+                "received, " \
                 "fits in a core%ss %s~KiB second-level cache, while the " \
                 "point-to-point " \
                 "figure was measured with a message far larger than it.",
@@ -134,12 +143,15 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
                 "64~MiB; a smaller buffer can stay in the processor%ss " \
                 "caches and move faster than memory allows, so a bus " \
                 "bandwidth is to be read against the memory it touched.",
-                above, above == 1 ? "row lies" : "rows lie", grouped(top_above), q))
+                above, above == 1 ? "row lies" : "rows lie",
+                grouped(top_above), q))
         # MPICH falls behind: the first size from 1 MiB on where it runs at
         # under a third of the ring, and stays there.
         collapse = 0
         for (s = 1048576; s <= largest; s *= 2)
-            if (bw["mpi", s] < bw["ring", s] / 3) { if (!collapse) collapse = s }
+            if (bw["mpi", s] < bw["ring", s] / 3) {
+                if (!collapse) collapse = s
+            }
             else collapse = 0
         sentence("RingMpiCollapses", collapse ? 1 : 0)
         sentence("RingCollapseMib", collapse ? collapse / 1048576 : 0)
@@ -210,18 +222,21 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
         sentence("RingHeapMs", sprintf("%.3g", 1e3 * heap_t))
         ratio = bw["ring", largest] / heap
         if (ratio <= 1.5 && ratio >= 1 / 1.5)
-            sentence("RingHeapVerdict", sprintf("With the heap kept, MPICH%ss " \
+            sentence("RingHeapVerdict", sprintf("With the heap kept, " \
+                "MPICH%ss " \
                 "%.3g~GB/s is %.2g\\,\\%% %s the ring%ss %.3g~GB/s: " \
                 "at large sizes the table compares allocators, not " \
                 "algorithms.", q, heap,
-                100 * (heap > bw["ring", largest] ? heap / bw["ring", largest] - 1 \
-                                                  : 1 - heap / bw["ring", largest]),
+                100 * (heap > bw["ring", largest] \
+                       ? heap / bw["ring", largest] - 1 \
+                       : 1 - heap / bw["ring", largest]),
                 heap > bw["ring", largest] ? "above" : "below", q,
                 bw["ring", largest]))
         else if (ratio < 1)
             sentence("RingHeapVerdict", sprintf("With the heap kept, MPICH " \
                 "runs at %.3g~GB/s, faster than the ring%ss %.3g~GB/s by a " \
-                "factor of %.2g: at large sizes it is the allocator that puts " \
+                "factor of %.2g: at large sizes it is the allocator that " \
+                "puts " \
                 "MPICH behind, not its algorithm.", heap, q,
                 bw["ring", largest], 1 / ratio))
         else
@@ -230,6 +245,36 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" -v page="$(getconf PAGESIZE)"
                 "factor of %.2g: the allocator explains MPICH%ss fall, but " \
                 "not the whole of the difference.", heap, q,
                 bw["ring", largest], ratio, q))
+        frac = ring_large / copy
+        if (frac >= 0.5)
+            sentence("RingMeansBandwidth", sprintf("On this machine the ring " \
+                "carried buffers of 16~MiB and more at %.2g\\,\\%% of the rate " \
+                "at which one core copies memory, within a factor of two of " \
+                "that ceiling: what limits a large all-reduce is the medium " \
+                "the bytes cross, and only a faster medium would make it much " \
+                "faster.", 100 * frac))
+        else
+            sentence("RingMeansBandwidth", sprintf("On this machine the ring " \
+                "carried buffers of 16~MiB and more at only %.2g\\,\\%% of the " \
+                "rate at which one core copies memory. The ring already sends " \
+                "the fewest bytes that messages between ranks allow, so the " \
+                "gap is in how the bytes cross: a message between processes " \
+                "passes through memory more than once, and the ranks add as " \
+                "well as copy.", 100 * frac))
+        if (collapse)
+            sentence("RingMeansAllocator", sprintf("The second lesson is " \
+                "that a slower row has found a cost, not yet its cause. From " \
+                "%d~MiB on MPICH fell behind a ring that sends the same bytes, " \
+                "and the cause was fresh pages on every call: the page faults " \
+                "counted it, and the same call with the heap kept ran %s times " \
+                "faster.", collapse / 1048576,
+                sprintf("%.2g", heap / bw["mpi", largest])))
+        else
+            sentence("RingMeansAllocator", "The second lesson is that two " \
+                "implementations of the same bytes run at the same pace once " \
+                "the buffers are large: here MPICH never fell to a third of " \
+                "the ring from 1~MiB on, so nothing but the algorithms and the " \
+                "medium separates them.")
         sentence("RingTwoLargestMs", sprintf("%.3g", 1e3 * t["ring", largest]))
         sentence("RingFourPredictedMs",
                  sprintf("%.3g", 1e3 * 1.5 * t["ring", largest]))
@@ -256,10 +301,16 @@ for k in 1 2 3 4 5; do
     mpiexec $pin -n 2 $bin/minigpt $weak --machine "$1/machine.json" \
             --batch 16 --dp 2 $report --output "$data/07-dp-2-$k.json"
     mpiexec $pin -n 2 $bin/minigpt $weak --machine "$1/machine.json" \
-            --batch 16 --dp 2 --no-overlap --output "$data/07-dp-blocking-$k.json"
+            --batch 16 --dp 2 --no-overlap \
+            --output "$data/07-dp-blocking-$k.json"
     mpiexec $pin -n 2 $bin/minigpt $weak --machine "$1/machine.json" \
-            --batch 16 --dp 2 --no-allreduce --output "$data/07-dp-compute-$k.json"
+            --batch 16 --dp 2 --no-allreduce \
+            --output "$data/07-dp-compute-$k.json"
 done
+# The chapter shows the end of the first two-rank report: what the ranks did.
+sed -n '/^data parallel/,$p' "$transcripts/07-dp-2.txt" \
+    > "$transcripts/07-dp-2-ranks.txt"
+test -s "$transcripts/07-dp-2-ranks.txt"
 runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
     for k in 1 2 3 4 5; do field "$1" "$data/07-dp-$2-$k.json"; done
 }
@@ -310,7 +361,8 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
         macro("DpOneMs", ms(one)); macro("DpTwoMs", ms(two))
         macro("DpBlockingMs", ms(blocking)); macro("DpComputeMs", ms(compute))
         macro("DpCommMs", ms(comm)); macro("DpSavedMs", ms(saved))
-        macro("DpNoiseMs", ms(noise)); macro("DpExposedMs", ms(median("waited")))
+        macro("DpNoiseMs", ms(noise))
+        macro("DpExposedMs", ms(median("waited")))
         macro("DpOneTokens", grouped(tokens / one))
         macro("DpTwoTokens", grouped(2 * tokens / two))
         macro("DpBlockingTokens", grouped(2 * tokens / blocking))
@@ -325,7 +377,8 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
         macro("DpOneTokensHigh", grouped(tokens / lo))
         # Is the overlapped step slower than the blocking one?
         macro("DpOverlapCompare", sprintf("The overlapped run moved %s " \
-              "tokens/s and the blocking run %s: %s", grouped(2 * tokens / two),
+              "tokens/s and the blocking run %s: %s",
+              grouped(2 * tokens / two),
               grouped(2 * tokens / blocking), two > blocking \
               ? sprintf("the overlapped step was slower than the blocking " \
                         "one, not faster, by %s~ms%s.", ms(two - blocking),
@@ -336,22 +389,26 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
                         blocking - two <= noise ? ", within the spread of " \
                         "the runs" : "")))
         # Are two ranks without an all-reduce already slower than one rank?
-        spread = range("one"); if (range("compute") > spread) spread = range("compute")
+        spread = range("one")
+        if (range("compute") > spread) spread = range("compute")
         if (compute - one > spread)
             macro("DpSharing", sprintf("Two ranks with no all-reduce at all " \
-                  "already take %s~ms a step against one rank%ss %s~ms, more " \
-                  "than the runs differ among themselves: the two ranks share " \
-                  "the machine (its memory, its caches and whatever else runs " \
+                  "already take %s~ms a step against one rank%ss " \
+                  "%s~ms, more than the runs differ among themselves: " \
+                  "the two ranks share the machine (its memory, its " \
+                  "caches and whatever else runs " \
                   "on it), and each runs slower for it.", ms(compute), q,
                   ms(one)))
         else
             macro("DpSharing", sprintf("Two ranks with no all-reduce at all " \
-                  "take %s~ms a step against one rank%ss %s~ms, a difference " \
+                  "take %s~ms a step against one rank%ss %s~ms, a " \
+                  "difference " \
                   "within what the runs differ among themselves.", ms(compute),
                   q, ms(one)))
         if (comm <= noise) {
             macro("DpHidden", "--")
-            macro("DpOverlapVerdict", "The all-reduce adds no more to a step " \
+            macro("DpOverlapVerdict", "The all-reduce adds no more to " \
+                  "a step " \
                   "than the runs differ from one another, so these runs " \
                   "cannot say how much of it was hidden.")
         } else {
@@ -359,9 +416,46 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
             macro("DpHidden", sprintf("%.0f", 100 * hidden))
             macro("DpOverlapVerdict", sprintf("Overlap %s %s~ms of the " \
                   "%s~ms that the blocking all-reduce adds to a step: %s.",
-                  saved >= 0 ? "saved" : "lost", ms(saved >= 0 ? saved : -saved),
-                  ms(comm), hidden >= 0.5 ? "it hid most of the communication" \
+                  saved >= 0 ? "saved" : "lost",
+                  ms(saved >= 0 ? saved : -saved), ms(comm),
+                  hidden >= 0.5 ? "it hid most of the communication" \
                   : hidden >= 0.1 ? "it hid part of the communication" \
                   : "it hid little or none of the communication"))
         }
+        lost = two - one; shared = compute - one; added = two - compute
+        if (lost <= noise)
+            macro("DpMeansScaling", sprintf("A step on two ranks took as long " \
+                  "as a step on one, to within the %s~ms by which the runs " \
+                  "differ, so these runs show no cost of the second rank: as " \
+                  "far as they can tell, two ranks did twice the work in the " \
+                  "same time.", ms(noise)))
+        else if (shared <= noise)
+            macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
+                  "longer than a step on one. Without the all-reduce the two " \
+                  "ranks ran as fast as one, to within the spread of the runs, " \
+                  "so what was lost is the all-reduce, as the overlapped run " \
+                  "paid for it.",
+                  ms(lost)))
+        else if (added <= noise)
+            macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
+                  "longer than a step on one, and the two ranks lost it with no " \
+                  "all-reduce at all, by sharing one machine: the all-reduce " \
+                  "itself added less than the runs differ.", ms(lost)))
+        else
+            macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
+                  "longer than a step on one: %s~ms of it the two ranks pay " \
+                  "with no all-reduce at all, by sharing one machine, and " \
+                  "%s~ms is the all-reduce that overlap did not hide.",
+                  ms(lost), ms(shared), ms(added)))
+        if (comm <= noise)
+            macro("DpMeansComm", sprintf("For this model the whole gradient%ss " \
+                  "all-reduce, blocking, adds %s~ms to a step of %s~ms of " \
+                  "compute, less than the runs differ among themselves: the " \
+                  "runs cannot tell its cost from the machine%ss noise.", q,
+                  ms(comm), ms(compute), q))
+        else
+            macro("DpMeansComm", sprintf("For this model the whole gradient%ss " \
+                  "all-reduce, blocking, adds %s~ms to a step of %s~ms of " \
+                  "compute, %.2g\\,\\%% more.", q, ms(comm), ms(compute),
+                  100 * comm / compute))
     }' > "$numbers/07-dp.tex"

@@ -1,0 +1,166 @@
+/* Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "trainer.h"
+
+int read_settings(const char *command, Option *o, int rank, int ranks,
+                  Settings *set)
+{
+    *set = (Settings){
+        .config = { (int)option_number(o, "--layers"),
+                    (int)option_number(o, "--hidden"),
+                    (int)option_number(o, "--heads"),
+                    (int)option_number(o, "--seq"),
+                    (int)option_number(o, "--vocab") },
+        .batch = (int)option_number(o, "--batch"),
+        .steps = (int)option_number(o, "--steps"),
+        .micro = (int)option_number(o, "--micro-batches"),
+        .eval_every = (int)option_number(o, "--eval-every"),
+        .save_every = (int)option_number(o, "--save-every"),
+        .quiet = option_given(o, "--quiet"),
+        .lr = (real)option_number(o, "--lr"),
+        .seed = (uint64_t)option_number(o, "--seed"),
+        .save = option_text(o, "--save"),
+        .resume = option_text(o, "--resume"),
+        .log = option_text(o, "--log"),
+        .profile = option_text(o, "--profile"),
+        .machine = option_text(o, "--machine"),
+        .rank = rank, .ranks = ranks, .dp = 1,
+    };
+    ModelConfig c = set->config;
+    double C = c.hidden, params = (double)c.vocab * C + (double)c.seq * C
+                  + c.layers * (12 * C * C + 13 * C) + 2 * C + C * c.vocab;
+    double state = 4.0 * sizeof(real) * params;
+    double held = option_given(o, "--verify") || option_given(o, "--gradcheck")
+                ? set->batch : (double)set->batch / set->micro;
+    double activations = sizeof(real) * held * c.seq * c.layers
+                       * (16.0 * c.hidden + (double)c.heads * c.seq)
+                       + 2.0 * sizeof(real) * held * c.seq * c.vocab;
+    if (c.hidden % c.heads != 0)
+        complain(command, "--heads (%d) must divide --hidden (%d)", c.heads,
+                 c.hidden);
+    else if (c.vocab < MIN_VOCAB)
+        complain(command, "--vocab must be at least %d; got %d", MIN_VOCAB,
+                 c.vocab);
+    else if (set->batch % set->micro != 0)
+        complain(command, "--micro-batches (%d) must divide --batch (%d)",
+                 set->micro, set->batch);
+    else if (activations > 16e9)
+        complain(command, "--batch, --seq, --hidden and --layers ask for %s "
+                 "of activations; the limit is 16 GB",
+                 bytes_auto(activations).s);
+    else if (state > 16e9)
+        complain(command, "--layers, --hidden, --seq and --vocab ask for %s "
+                 "of weights, gradients and Adam state; the limit is 16 GB",
+                 bytes_auto(state).s);
+    else if (option_given(o, "--save-every") && set->save == NULL)
+        complain(command, "--save-every needs --save PATH");
+    else if (option_given(o, "--gradcheck") && option_given(o, "--verify"))
+        complain(command, "--gradcheck and --verify are separate runs; "
+                 "give one");
+    else if (set->machine != NULL
+             && (machine_figure(command, "--machine", set->machine,
+                                "peak_flops_per_core", &set->peak) != 0
+                 || machine_figure(command, "--machine", set->machine,
+                                   "gemm_flops_per_core", &set->gemm) != 0))
+        return 2;                          /* machine_figure said why */
+    else {
+        set->dump = option_text(o, "--dump");
+        set->keep = option_given(o, "--keep-checkpoints")
+                  ? (int)option_number(o, "--keep-checkpoints") : 0;
+        set->allow_schedule_change = option_given(o, "--allow-schedule-change");
+        int checks = option_given(o, "--gradcheck") || option_given(o, "--verify")
+                  || option_given(o, "--sample");
+        if (set->dump != NULL && checks) {
+            complain(command, "--dump, --gradcheck, --verify and --sample are "
+                     "separate runs; give one");
+            return 2;
+        }
+        if (set->dump != NULL && (ranks > 1 || option_given(o, "--zero"))) {
+            complain(command, "--dump writes one process's whole state; run it "
+                     "without mpiexec and --zero");
+            return 2;
+        }
+        if (set->dump != NULL && set->save != NULL) {
+            complain(command, "--dump trains nothing and saves no checkpoint; for "
+                     "the initial state as a checkpoint, give --steps 0 --save PATH");
+            return 2;
+        }
+        if (!checks && set->dump == NULL && set->steps == 0 && set->save == NULL) {
+            complain(command, "--steps 0 trains nothing: it saves the initial "
+                     "state, and needs --save PATH");
+            return 2;
+        }
+        if (set->keep > 0 && set->save == NULL) {
+            complain(command, "--keep-checkpoints needs --save PATH");
+            return 2;
+        }
+        if (set->allow_schedule_change && set->resume == NULL) {
+            complain(command, "--allow-schedule-change is for --resume; give both");
+            return 2;
+        }
+        set->dp = (int)option_number(o, "--dp");
+        const char *how = option_text(o, "--allreduce");
+        set->parallel = (DataParallel){ .rank = rank, .ranks = ranks,
+                                        .ring = strcmp(how, "ring") == 0,
+                                        .overlap = !option_given(o, "--no-overlap"),
+                                        .communicate
+                                            = !option_given(o, "--no-allreduce") };
+        if (set->dp != ranks) {
+            complain(command, "--dp %d disagrees with the %d %s started by mpiexec",
+                     set->dp, ranks, plural(ranks, "rank", "ranks"));
+            return 2;
+        }
+        if (!set->parallel.communicate
+            && (option_given(o, "--verify") || option_given(o, "--gradcheck")
+                || strcmp(option_text(o, "--zero"), "0") != 0)) {
+            complain(command, "--no-allreduce is a timing baseline for --zero 0; "
+                     "it cannot be verified");
+            return 2;
+        }
+        if (strcmp(how, "ring") != 0 && strcmp(how, "mpi") != 0) {
+            complain(command, "--allreduce: unknown \"%s\" (known: ring, mpi)", how);
+            return 2;
+        }
+        if (set->parallel.ring && sizeof(real) != sizeof(float)) {
+            complain(command, "--allreduce ring is single precision; this build "
+                     "uses --allreduce mpi");
+            return 2;
+        }
+        if (set->batch % set->dp != 0 || (set->batch / set->dp) % set->micro != 0) {
+            complain(command, "--batch (%d) must divide into --dp (%d) slices of "
+                     "--micro-batches (%d) equal pieces", set->batch, set->dp,
+                     set->micro);
+            return 2;
+        }
+        const char *zero = option_text(o, "--zero");
+        int stage = zero[0] >= '0' && zero[0] <= '3' && zero[1] == '\0'
+                  ? zero[0] - '0' : -1;
+        set->parallel.stage = stage;
+        set->parallel.seed = set->seed;
+        if (stage < 0) {
+            complain(command, "--zero must be 0, 1, 2 or 3; got \"%s\"", zero);
+            return 2;
+        }
+        if (stage > 0 && sizeof(real) != sizeof(float)) {
+            complain(command, "--zero %d uses the single-precision ring; this build "
+                     "is double precision", stage);
+            return 2;
+        }
+        if (stage > 0 && (option_given(o, "--allreduce")
+                          || option_given(o, "--no-overlap"))) {
+            complain(command, "--allreduce and --no-overlap choose stage 0's "
+                     "all-reduce; --zero %d reduce-scatters and gathers with the "
+                     "ring", stage);
+            return 2;
+        }
+        if (stage > 0 && option_given(o, "--gradcheck")) {
+            complain(command, "--gradcheck perturbs a whole model; use it without "
+                     "--zero");
+            return 2;
+        }
+        return 0;
+    }
+    return 2;
+}

@@ -1,0 +1,95 @@
+/* Tangled from chapters/94-trainer-plumbing.nw; edit the chapter, not this file. */
+#ifndef TRAINER_H
+#define TRAINER_H
+
+#include "minigpt.h"
+
+typedef struct {
+    ModelConfig config;
+    int batch, steps, micro, eval_every, save_every, quiet;
+    real lr;
+    uint64_t seed;
+    const char *save, *resume, *log, *profile;
+    const char *machine;   /* the machine file the peak comes from, or NULL */
+    double peak;           /* one core's peak FLOP/s read from it, or 0     */
+    double gemm;           /* and the rate of its gemm, FLOP/s              */
+    int rank, ranks;       /* this process, and how many there are */
+    int dp;                /* ranks that share each batch: 1 until Chapter 7 */
+    const char *dump;          /* --dump DIR, or NULL                  */
+    int keep;                  /* --keep-checkpoints, or 0             */
+    int allow_schedule_change; /* --allow-schedule-change              */
+    DataParallel parallel;
+} Settings;
+/* 0 if the paths of the flags can all be used as asked, 2 after one line. */
+int check_state_paths(const char *command, Option *o);
+/* --dump: the state, the first batch, its loss and gradients; 0 or 2. */
+int dump_state(Model *m, const Language *lang, Settings *set,
+               const TrainingState *s, Option *options);
+/* Step 0 of the schedule the flags ask for. */
+TrainingState fresh_state(const Settings *set);
+/* 0 when the checkpoint in *s may go on under this run's flags. */
+int resume_schedule(const char *command, const Settings *set,
+                    TrainingState *s, int speak);
+/* Write --save (and the kept copies) from any layout; 0 on success. */
+int save_checkpoint(Model *m, Settings *set, const TrainingState *s,
+                    char *why, size_t why_size);
+/* Read --resume into any layout; 0 on success. */
+int load_checkpoint(Model *m, Settings *set, TrainingState *s,
+                    char *why, size_t why_size);
+enum { LOG_DIGITS = sizeof(real) == 8 ? 17 : 9 };
+typedef struct {
+    int *inputs;     /* (B, T) */
+    int *targets;    /* (B, T) */
+} Batch;
+
+/* The gradient of a batch of B in `micro` pieces, times share; the loss. */
+double batch_gradient(Model *m, const Batch *b, int B, int micro,
+                      real share);
+/* This rank's slice of the batch's gradient, combined over the ranks. */
+double rank_gradient(Model *m, const Batch *b, Settings *set);
+AdamW adamw_settings(real lr);
+/* Clip and step; returns the gradient's norm before clipping. */
+real optimizer_step(Model *m, const AdamW *opt, real lr, int step,
+                    Settings *set);
+/* The configuration's weights, gradient or one of Adam's moments, whole,
+   on every rank. */
+void collect_state(Model *m, Settings *set, StateKind kind, real *into);
+int gradcheck(Model *m, const Language *lang, const Settings *set,
+              Option *options);
+int verify(Model *m, const Language *lang, Settings *set, Option *options);
+int train(Model *m, const Language *lang, Settings *set,
+          TrainingState *state, Option *options);
+int batch_alloc(Batch *b, int B, int T);
+void batch_free(Batch *b);
+/* B stretches of T + 1 tokens: the inputs, and the targets shifted by 1. */
+void batch_draw(Batch *b, const Language *lang, Rng *rng, int B, int T);
+Rng validation_rng(uint64_t seed);
+Rng training_rng(uint64_t seed);
+/* The start of the training stream, as text, 72 characters to a line. */
+int print_sample(const Settings *set, int n, Option *options);
+/* Mean loss over fixed validation batches of B. */
+double validation_loss(Model *m, const Language *lang, uint64_t seed,
+                       int B);
+/* Read the flags into *set and check them; 0, or 2 after one line. */
+int read_settings(const char *command, Option *o, int rank, int ranks,
+                  Settings *set);
+typedef struct {
+    int step;                  /* the step the model has reached    */
+    int steps;                 /* steps this process ran            */
+    double seconds;            /* in those steps alone              */
+    double train_loss, val_loss, unigram, bigram, peak;
+    double *step_seconds;      /* each step's time, in order        */
+    int warmup, timed;         /* steps not counted, and counted    */
+    double step_median, step_q1, step_q3;  /* of the counted steps  */
+    Tally tally;               /* training work only                */
+} RunSummary;
+
+/* The median step and its spread, after the warm-up steps. */
+void step_statistics(RunSummary *s);
+void report_run(Report *r, const Model *m, const Settings *set,
+                const RunSummary *s, const char *cpu);
+void print_run(FILE *out, const Report *r, const char *cpu,
+               const Settings *set);
+/* Seconds per step by operation, as CSV; 0 on success. */
+int write_profile(const char *path, const Tally *t, int steps);
+#endif
