@@ -149,7 +149,7 @@ static void print_pipeline(FILE *out, const Pipeline *p)
     fprintf(out, "fleet pipeline: %s, %s, %s",
             counted(P, "stage", "stages").s,
             counted(m, "micro-batch", "micro-batches").s,
-            schedule_name(p->schedule));
+            (const char *[]){ "GPipe", "1F1B", "interleaved" }[p->schedule]);
     if (p->schedule == SCHEDULE_INTERLEAVED)
         fprintf(out, " with %s per stage", counted(v, "chunk", "chunks").s);
     fprintf(out, "\nforward 1, backward %s units per micro-batch per stage; "
