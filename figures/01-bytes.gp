@@ -1,14 +1,18 @@
 # Tangled from chapters/01-memory-floor.nw; edit the chapter, not this file.
 # Bytes of state per parameter, stacked by term, for each convention.
+# The CSV's first line names its columns: it is a header, not a bar.
 set datafile separator ','
+set datafile columnheaders
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border rgb 'black'
 set boxwidth 0.6
 set ylabel 'bytes per parameter'
-set yrange [0:34]
+set yrange [0:23]
 set ytics 4
-set key top left vertical reverse Left samplen 1.5 spacing 1.6
+# The key sits above the bars, where no bar or label can reach it, and the
+# bars keep the whole width, so that their names do not run together.
+set key above horizontal maxcols 3 reverse Left samplen 1.5 width 1 spacing 1.5
 set grid ytics
 file = data.'/01-precisions.csv'
 plot file using 3:xtic(1) title 'weights'                  lc rgb '#4477aa', \

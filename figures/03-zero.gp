@@ -7,7 +7,7 @@ set ylabel 'state per GPU' offset -1.5,0
 set format y '%.0s %cB'
 set lmargin 11
 set format x '%.0f'
-set xtics (1, 8, 64, 512, 4096, 32768)
+set xtics (1, 8, 64, 512, '4,096' 4096, '32,768' 32768)  # grouped
 set key bottom left reverse Left samplen 2 spacing 1.5
 set grid xtics ytics
 file = data.'/03-zero.csv'

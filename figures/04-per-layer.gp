@@ -5,7 +5,8 @@ set logscale xy
 set xlabel 'tokens per sequence'
 set ylabel 'GB per layer per GPU'
 set xtics ('512' 512, '2k' 2048, '8k' 8192, '32k' 32768, '128k' 131072)
-set format y '%g'
+set ytics ('0.001' 0.001, '0.01' 0.01, '0.1' 0.1, '1' 1, '10' 10, '100' 100, \
+           '1,000' 1000, '10,000' 10000)          # grouped, as in the text
 set xrange [512:131072]
 set grid xtics ytics
 set key top left reverse Left

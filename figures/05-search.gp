@@ -5,6 +5,7 @@ set logscale x
 set xlabel 'memory per GPU (GB)'
 set ylabel 'predicted step (s)'
 set xrange [10:10000]
+set xtics (10, 100, '1,000' 1000, '10,000' 10000)     # grouped, as in the text
 set yrange [3:12]
 set grid xtics ytics
 set key top left

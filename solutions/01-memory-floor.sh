@@ -6,12 +6,18 @@
 # LaTeX macros named \SolOne<letter><run><Field> (A for exercise 1.1, B for
 # 1.2, and so on).
 set -eu
+. "$(dirname "$0")/lib/helpers.sh"
 fleet="$1/bin/fleet"
 out="$1/solutions"
 mkdir -p "$out"
+# The lines of the floor's derivation that the solutions quote: all of them
+# ($floor), or the state, the usable memory and the GPUs ($gpus).
+gpus='^(static state|usable per GPU|GPUs to hold|in whole nodes)'
+floor="$gpus|^(one node|state in nodes)"
 
 # Exercise 1.1: 70e9 parameters on H200 and on H100.
 $fleet memory --params 70e9 --gpu h200 --output "$out/01-ex1.txt"
+quote_lines "$out/01-ex1.txt" "$floor"
 $fleet memory --params 70e9 --gpu h200 --latex SolOneAHtwo \
               --output "$out/01-ex1-h200.tex"
 $fleet memory --params 70e9 --gpu h100 --latex SolOneAHone \
@@ -20,6 +26,7 @@ $fleet memory --params 70e9 --gpu h100 --latex SolOneAHone \
 # Exercise 1.2: the running example at other usable fractions, and the two
 # whole percentages between which the floor drops by a node.
 $fleet memory --params 100e9 --usable 0.9 --output "$out/01-ex2.txt"
+quote_lines "$out/01-ex2.txt" "$gpus"
 $fleet memory --params 100e9 --usable 0.9  --latex SolOneBNinety \
               --output "$out/01-ex2-90.tex"
 $fleet memory --params 100e9 --usable 0.8  --latex SolOneBEighty \
@@ -34,6 +41,7 @@ $fleet memory --params 100e9 --usable 0.84 --latex SolOneBEightyFour \
 # Exercise 1.3: a 175e9 model on A100s under four conventions.
 $fleet memory --params 175e9 --gpu a100 --precision mixed \
               --output "$out/01-ex3.txt"
+quote_lines "$out/01-ex3.txt" "$floor"
 for convention in lean mixed fp32-grads mt-nlg; do
     case $convention in
         lean)       prefix=SolOneCLean ;;
@@ -48,6 +56,7 @@ done
 # Exercise 1.4: the largest model whose state fits one H100, a slightly
 # larger one, and a 7e9 model.
 $fleet memory --params 4e9 --output "$out/01-ex4.txt"
+quote_lines "$out/01-ex4.txt" "$gpus"
 $fleet memory --params 4e9   --latex SolOneDFits  --output "$out/01-ex4-fits.tex"
 $fleet memory --params 4.1e9 --latex SolOneDOver  --output "$out/01-ex4-over.tex"
 $fleet memory --params 7e9   --latex SolOneDSeven --output "$out/01-ex4-seven.tex"
@@ -55,11 +64,13 @@ $fleet memory --params 7e9   --latex SolOneDSeven --output "$out/01-ex4-seven.te
 # Exercise 1.5: a 405e9 model, fully sharded over 16,384 GPUs (written out:
 # 16k would mean 16,000).
 $fleet memory --params 405e9 --gpus 16384 --output "$out/01-ex5.txt"
+quote_lines "$out/01-ex5.txt" "$floor|^fully sharded"
 $fleet memory --params 405e9 --gpus 16384 --latex SolOneE \
               --output "$out/01-ex5.tex"
 
 # Exercise 1.6: an 8-bit optimizer, 2 + 2 + 4 + 1 + 1 = 10 bytes per parameter.
 $fleet memory --params 100e9 --bytes-per-param 10 --output "$out/01-ex6.txt"
+quote_lines "$out/01-ex6.txt" '^(static state|GPUs to hold|in whole nodes)'
 $fleet memory --params 100e9 --bytes-per-param 10 --latex SolOneFEight \
               --output "$out/01-ex6.tex"
 $fleet memory --params 100e9 --precision lean --latex SolOneFLean \
@@ -69,6 +80,7 @@ $fleet memory --params 100e9 --precision lean --latex SolOneFLean \
 # parameter), written by every rank or by one writer, and one without the bf16
 # weights either (12 bytes per parameter).
 $fleet memory --params 100e9 --checkpoint-bytes-per-param 14 --output "$out/01-ex7.txt"
+quote_lines "$out/01-ex7.txt" '^checkpoint'
 $fleet memory --params 100e9 --checkpoint-bytes-per-param 14 --latex SolOneGRanks \
               --output "$out/01-ex7-ranks.tex"
 $fleet memory --params 100e9 --checkpoint-bytes-per-param 14 --checkpoint-bandwidth 5e9 \
@@ -81,5 +93,7 @@ $fleet memory --params 100e9 --checkpoint-bytes-per-param 12 --latex SolOneGMast
 $fleet memory --params 100e9 --gpus 32 --latex SolOneHFloor \
               --output "$out/01-ex8.tex"
 $fleet memory --params 100e9 --usable 1 --gpus 32 --output "$out/01-ex8.txt"
+quote_lines "$out/01-ex8.txt" \
+    '^(usable per GPU|GPUs to hold|in whole nodes|fully sharded)'
 $fleet memory --params 100e9 --usable 1 --latex SolOneHAll \
               --output "$out/01-ex8-all.tex"

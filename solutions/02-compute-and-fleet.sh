@@ -6,6 +6,7 @@
 # named \SolTwo<letter><run><Field> (A for exercise 2.1, B for 2.2, and so on).
 # Exercise 2.9 is conceptual and has no runs.
 set -eu
+. "$(dirname "$0")/lib/helpers.sh"
 fleet="$1/bin/fleet"
 out="$1/solutions"
 mkdir -p "$out"
@@ -23,14 +24,17 @@ field() {
 # and with the attention term (126 layers, hidden 16,384, sequence 8,192).
 llama="--params 405e9 --tokens 15.6e12 --gpus 16384 --mfu 0.41"
 $fleet compute $llama --output "$out/02-ex1.txt"
+quote "$out/02-ex1.txt" 'training FLOPs|on '
 $fleet compute $llama --latex SolTwoA --output "$out/02-ex1.tex"
 $fleet compute $llama --layers 126 --hidden 16384 --seq 8192 \
                --output "$out/02-ex1-attn.txt"
+quote "$out/02-ex1-attn.txt" 'training FLOPs|on [0-9]'
 $fleet compute $llama --layers 126 --hidden 16384 --seq 8192 \
                --latex SolTwoAAttn --output "$out/02-ex1-attn.tex"
 
 # Exercise 2.2: the running example in 30 days at 40 % and at 30 % MFU.
 $fleet compute --days 30 --mfu 0.3 --output "$out/02-ex2.txt"
+quote "$out/02-ex2.txt" 'on [0-9]|to finish'
 $fleet compute --days 30 --mfu 0.4 --latex SolTwoBForty \
                --output "$out/02-ex2-40.tex"
 $fleet compute --days 30 --mfu 0.3 --latex SolTwoBThirty \
@@ -39,6 +43,7 @@ $fleet compute --days 30 --mfu 0.3 --latex SolTwoBThirty \
 # Exercise 2.3: the running example on 1,024 A100s, beside 1,024 H100s, and
 # the A100 memory floor.
 $fleet compute --gpu a100 --days 30 --output "$out/02-ex3.txt"
+quote "$out/02-ex3.txt" 'on [0-9]|to finish'
 $fleet compute --gpu a100 --days 30 --latex SolTwoC --output "$out/02-ex3.tex"
 $fleet compute --gpu h100 --days 30 --latex SolTwoCHopper \
                --output "$out/02-ex3-h100.tex"
@@ -46,6 +51,7 @@ $fleet memory --gpu a100 --latex SolTwoCMemory --output "$out/02-ex3-memory.tex"
 
 # Exercise 2.4: MFU at 30, 40 and 45 %, with a 30-day deadline.
 $fleet compute --mfu 0.45 --days 30 --output "$out/02-ex4.txt"
+quote "$out/02-ex4.txt" 'on [0-9]|to finish'
 $fleet compute --mfu 0.3  --days 30 --latex SolTwoDThirty \
                --output "$out/02-ex4-30.tex"
 $fleet compute --mfu 0.4  --days 30 --latex SolTwoDForty \
@@ -56,9 +62,12 @@ $fleet compute --mfu 0.45 --days 30 --latex SolTwoDFortyFive \
 # Exercise 2.5: an MoE of 100e9 parameters, 20e9 active, beside the dense
 # model of the same size; the memory floor is fleet memory's.
 $fleet memory --params 100e9 --output "$out/02-ex5-memory.txt"
+quote_lines "$out/02-ex5-memory.txt" \
+    '^(static state|GPUs to hold|in whole nodes)'
 $fleet memory --params 100e9 --latex SolTwoEMemory \
               --output "$out/02-ex5-memory.tex"
 $fleet compute --active-params 20e9 --days 30 --output "$out/02-ex5.txt"
+quote "$out/02-ex5.txt" 'training FLOPs|on [0-9]|to finish'
 $fleet compute --active-params 20e9 --days 30 --latex SolTwoE \
                --output "$out/02-ex5.tex"
 $fleet compute --days 30 --latex SolTwoEBaseline \
@@ -67,6 +76,7 @@ $fleet compute --days 30 --latex SolTwoEBaseline \
 # Exercise 2.6: ten trillion tokens in 35 days; then the fleet that the first
 # run found, at 35 % MFU.
 $fleet compute --tokens 10e12 --days 35 --output "$out/02-ex6.txt"
+quote "$out/02-ex6.txt" 'training FLOPs|on [0-9]|to finish'
 $fleet compute --tokens 10e12 --days 35 --latex SolTwoF \
                --output "$out/02-ex6.tex"
 wide=$(field gpus_needed_whole_nodes --tokens 10e12 --days 35)
@@ -74,11 +84,13 @@ test -n "$wide"
 printf '\\newcommand{\\SolTwoFFleet}{%s}\n' "$wide" > "$out/02-ex6-fleet.tex"
 $fleet compute --tokens 10e12 --days 35 --gpus "$wide" --mfu 0.35 \
                --output "$out/02-ex6-low.txt"
+quote "$out/02-ex6-low.txt" 'on [0-9]|to finish'
 $fleet compute --tokens 10e12 --days 35 --gpus "$wide" --mfu 0.35 \
                --latex SolTwoFLow --output "$out/02-ex6-low.tex"
 
 # Exercise 2.7: H200 beside H100, compute and memory floor.
 $fleet compute --gpu h200 --days 30 --output "$out/02-ex7.txt"
+quote "$out/02-ex7.txt" 'on '
 $fleet compute --gpu h200 --days 30 --latex SolTwoGHtwo \
                --output "$out/02-ex7-h200.tex"
 $fleet compute --gpu h100 --days 30 --latex SolTwoGHone \
@@ -91,7 +103,9 @@ $fleet memory --gpu h200 --latex SolTwoGMemory --output "$out/02-ex7-memory.tex"
 # sequence).
 seventy="--params 70e9 --layers 80 --hidden 8192"
 $fleet compute $seventy --seq 2048  --output "$out/02-ex8-short.txt"
+quote "$out/02-ex8-short.txt" 'training FLOPs|on [0-9]'
 $fleet compute $seventy --seq 32768 --output "$out/02-ex8-long.txt"
+quote "$out/02-ex8-long.txt" 'training FLOPs|on [0-9]'
 $fleet compute $seventy --seq 2048  --latex SolTwoHShort \
                --output "$out/02-ex8-short.tex"
 $fleet compute $seventy --seq 32768 --latex SolTwoHLong \

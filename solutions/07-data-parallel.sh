@@ -118,6 +118,7 @@ params=100e9 tp=8 dp=128 tokens=16384 link=50e9 mfu=0.4 slow=200e9
 rank_params=$(calc %.0f "$params / $tp")
 $fleet memory --params "$rank_params" --bytes-per-param 2 --gpus "$dp" \
        --output "$out/07-ex5-memory.txt"
+quote_lines "$out/07-ex5-memory.txt" '^(static state|fully sharded)'
 $fleet memory --params "$rank_params" --bytes-per-param 2 --gpus "$dp" \
        --latex SolFourEWeights --output "$out/07-ex5-weights.tex"
 $fleet memory --params "$rank_params" --bytes-per-param 2 --gpus "$dp" \
@@ -125,8 +126,8 @@ $fleet memory --params "$rank_params" --bytes-per-param 2 --gpus "$dp" \
 $fleet memory --params "$rank_params" --gpus "$dp" \
        --latex SolFourEState --output "$out/07-ex5-state.tex"
 $fleet compute --params "$rank_params" --tokens "$tokens" --gpus 1 --mfu "$mfu" \
-       | awk '/^on the memory floor/ { exit } { print }' \
-       | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' > "$out/07-ex5-compute.txt"
+       --output "$out/07-ex5-compute.txt"
+quote "$out/07-ex5-compute.txt" 'training FLOPs|on [0-9]'
 $fleet compute --params "$rank_params" --tokens "$tokens" --gpus 1 --mfu "$mfu" \
        --latex SolFourECompute --output "$out/07-ex5-compute.tex"
 $fleet compute --params "$rank_params" --tokens "$tokens" --gpus 1 --mfu "$mfu" \
@@ -158,8 +159,8 @@ $fleet memory --params "$params" --bytes-per-param 4 --json \
 $fleet memory --params "$params" --bytes-per-param 4 \
        --latex SolFourFGrads --output "$out/07-ex6-grads.tex"
 $fleet compute --params "$params" --tokens "$tokens" --gpus "$gpus" --mfu "$mfu" \
-       | awk '/^on the memory floor/ { exit } { print }' \
-       | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' > "$out/07-ex6-compute.txt"
+       --output "$out/07-ex6-compute.txt"
+quote "$out/07-ex6-compute.txt" 'training FLOPs|on [0-9]'
 $fleet compute --params "$params" --tokens "$tokens" --gpus "$gpus" --mfu "$mfu" \
        --latex SolFourFCompute --output "$out/07-ex6-compute.tex"
 $fleet compute --params "$params" --tokens "$tokens" --gpus "$gpus" --mfu "$mfu" \

@@ -35,9 +35,10 @@ zero() {
     $fleet memory "$@" --json --output "$out/$file.json"
 }
 
-# transcript FILE FLAGS...: what fleet memory prints, into FILE.txt, and its
-# last part, from the heading of the sharded state on, into FILE-zero.txt
-# (for the solutions that have already shown the floor's derivation).
+# transcript FILE FLAGS...: what fleet memory prints, cut to the lines a
+# solution quotes, into FILE.txt: the state, what a GPU can give it, and the
+# sharded state; and the sharded state alone, from its heading on, into
+# FILE-zero.txt (for the solutions that have already shown the state).
 transcript() {
     file=$1
     shift
@@ -45,6 +46,8 @@ transcript() {
     sed -n -e '/^plain data parallel over /,$p' -e '/^ZeRO stage /,$p' \
         "$out/$file.txt" > "$out/$file-zero.txt"
     test -s "$out/$file-zero.txt"
+    quote_lines "$out/$file.txt" '^(static state|usable per GPU)'
+    { echo; cat "$out/$file-zero.txt"; } >> "$out/$file.txt"
 }
 
 # word STAGE: the stage's number (or, in 5.10, a number of micro-batches) as

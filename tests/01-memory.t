@@ -72,7 +72,7 @@ like($text, qr/= 2\.5 nodes/, 'state in nodes');
 like($text, qr/= 25 → 25 GPUs/, 'GPUs to hold it');
 like($text, qr/→ 4 nodes = 32 GPUs/, 'whole nodes');
 like($text, qr/1\.56 GB per GPU/, 'sharded state per GPU');
-like($text, qr/1\.6 TB; at 2 TB\/s aggregate: 0\.8 s/, 'checkpoint');
+like($text, qr/1\.6 TB; at 2 TB\/s aggregate: 800 ms\n/, 'checkpoint, in ms');
 like($text, qr/floor, not a plan/, 'the transcript says it is a floor');
 
 # --output writes the same bytes, and only on success.

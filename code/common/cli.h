@@ -95,6 +95,10 @@ Text bytes_in(double bytes, double unit);  /* "1,600 GB" for unit 1e9 */
 Text bytes_auto(double bytes);             /* "1.6 TB", "640 GB"      */
 /* "node" or "nodes", as the count requires. */
 const char *plural(double count, const char *one, const char *many);
+/* A count and its noun: "1 GPU", "1,024 GPUs", "2.5 nodes". */
+Text counted(double count, const char *one, const char *many);
+/* A time in the unit a person reads it in: "355 ms", "3.11 s", "34.3 days". */
+Text duration(double seconds);
 void report_add(Report *r, const char *key, FieldKind kind, double value);
 void report_text(Report *r, const char *key, const char *text);
 /* 1 when --json, --csv or --latex asks for a report rather than the

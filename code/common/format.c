@@ -32,8 +32,8 @@ static int atoi_exponent(const char *s)
 Text sig(double value, int digits)
 {
     Text t;
-    if (value == 0) {
-        strcpy(t.s, "0");
+    if (value == 0 || !isfinite(value)) {      /* 0, inf, nan: as C writes */
+        snprintf(t.s, sizeof t.s, "%g", value);
         return t;
     }
     int magnitude = (int)floor(log10(fabs(value)));
@@ -67,6 +67,8 @@ Text sci(double value, int digits)
 {
     Text t;
     char mantissa[sizeof t.s];
+    if (value == 0 || !isfinite(value))       /* not 0e0 */
+        return sig(value, digits);
     snprintf(t.s, sizeof t.s, "%.*e", digits - 1, value);
     char *e = strchr(t.s, 'e');
     int exponent = atoi_exponent(e + 1);
@@ -80,6 +82,8 @@ Text sci(double value, int digits)
 Text eng(double value)
 {
     Text t;
+    if (value == floor(value) && fabs(value) < 1e6)
+        return grouped(value);
     if (value == 0 || (fabs(value) >= 1 && fabs(value) < 1e3))
         return sig(value, 4);
     int exponent = 3 * (int)floor(log10(fabs(value)) / 3);
@@ -90,6 +94,8 @@ Text eng(double value)
 Text grouped(double value)
 {
     Text t;
+    if (!isfinite(value))
+        return sig(value, 3);
     if (fabs(value) >= 1e15 || value != floor(value))
         return fabs(value) >= 1e15 ? sci(value, 3) : sig(value, 3);
     char digits[32];
@@ -103,6 +109,14 @@ Text grouped(double value)
         t.s[k++] = digits[i];
     }
     t.s[k] = '\0';
+    return t;
+}
+Text counted(double count, const char *one, const char *many)
+{
+    Text t;
+    Text n = grouped(count);
+    snprintf(t.s, sizeof t.s, "%.24s %.22s", n.s,
+             strcmp(n.s, "1") == 0 ? one : many);
     return t;
 }
 static const char *unit_name(double unit)
@@ -135,4 +149,25 @@ Text bytes_auto(double bytes)
     while (unit < 1e15 && bytes >= unit * 1e3)
         unit *= 1e3;
     return bytes_with_digits(bytes, unit, 3);
+}
+Text duration(double seconds)
+{
+    static const struct { double size; const char *name; } units[] = {
+        { 1e-6, "us" }, { 1e-3, "ms" }, { 1, "s" }, { 60, "min" },
+        { 3600, "h" }, { 86400, "days" }
+    };
+    /* Each unit serves from one of itself up to the next unit's start;
+       minutes start at ten, hours and days at two of them. */
+    static const double from[] = { 0, 1e-3, 1, 600, 7200, 172800 };
+    Text t;
+    if (seconds == 0 || !isfinite(seconds)) {
+        snprintf(t.s, sizeof t.s, "%.40s s", sig(seconds, 3).s);
+        return t;
+    }
+    int u = 0;
+    while (u + 1 < 6 && fabs(seconds) >= from[u + 1])
+        u++;
+    snprintf(t.s, sizeof t.s, "%.40s %s",
+             sig(seconds / units[u].size, 3).s, units[u].name);
+    return t;
 }

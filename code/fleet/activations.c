@@ -124,7 +124,8 @@ static double peak_activations(Layout l, Schedule s, double chunks)
 
 static void print_stages(FILE *out, const Layout *l)
 {
-    fprintf(out, "\n%s layers × %s parameters each", grouped(l->layers).s,
+    fprintf(out, "\n%s × %s parameters each",
+            counted(l->layers, "layer", "layers").s,
             eng(params_per_layer(l)).s);
     if (l->params > 0)
         fprintf(out, " (the state scaled to %s in all)", eng(l->params).s);
@@ -132,10 +133,12 @@ static void print_stages(FILE *out, const Layout *l)
         fprintf(out, "\nno pipeline: one micro-batch in flight\n");
         return;
     }
-    fprintf(out, "\n%s stages, %s micro-batches, %s", grouped(l->pp).s,
-            grouped(l->micro_batches).s, schedule_titles[l->schedule]);
+    fprintf(out, "\n%s, %s, %s", counted(l->pp, "stage", "stages").s,
+            counted(l->micro_batches, "micro-batch", "micro-batches").s,
+            schedule_titles[l->schedule]);
     if (l->schedule == SCHEDULE_INTERLEAVED)
-        fprintf(out, " with %s chunks per rank", grouped(l->chunks).s);
+        fprintf(out, " with %s per rank",
+                counted(l->chunks, "chunk", "chunks").s);
     fprintf(out, ":\n");
     fprintf(out, "  stage  layers  in flight  activations  GPU total\n");
     for (double r = 0; r < l->pp; r++) {
@@ -162,8 +165,9 @@ static void print_gpu_memory(FILE *out, const Layout *l, const GpuMemory *g,
     fprintf(out, "  state         = %s params ÷ %s (TP), ZeRO %d over %s: %s\n",
             eng(g->stage_params).s, grouped(t).s, l->zero,
             grouped(l->dp * fmax(l->cp, 1)).s, bytes_auto(g->state).s);
-    fprintf(out, "  activations   = %s layers × %s in flight × %s = %s\n",
-            grouped(g->stage_layers).s, sig(g->in_flight, 4).s,
+    fprintf(out, "  activations   = %s × %s in flight × %s = %s\n",
+            counted(g->stage_layers, "layer", "layers").s,
+            sig(g->in_flight, 4).s,
             bytes_auto(per_layer).s, bytes_auto(kept).s);
     if (g->recomputing > 0)
         fprintf(out, "                + one layer being recomputed %s = %s\n",
@@ -184,10 +188,13 @@ static void print_gpu_memory(FILE *out, const Layout *l, const GpuMemory *g,
                 grouped(l->vocab).s, grouped(t).s, bytes_auto(g->logits).s);
     else
         fprintf(out, "  logits        = 0 (on the last stage only)\n");
-    fprintf(out, "  buffers       = %s (--library-bytes)%s = %s\n",
-            bytes_auto(l->library_bytes).s,
-            l->zero >= 2 ? " + one unit's gradients" : "",
-            bytes_auto(g->buffers).s);
+    if (l->zero >= 2)
+        fprintf(out, "  buffers       = %s (--library-bytes) + one unit's "
+                "gradients = %s\n", bytes_auto(l->library_bytes).s,
+                bytes_auto(g->buffers).s);
+    else
+        fprintf(out, "  buffers       = %s (--library-bytes)\n",
+                bytes_auto(g->buffers).s);
     fprintf(out, "  CUDA context  = %s (--context-bytes)\n",
             bytes_auto(g->context).s);
     fprintf(out, "  fragmentation = %s %% of %s (--fragmentation) = %s\n",

@@ -30,25 +30,43 @@ static double gpus_for_deadline(const TrainingTime *t, double days)
     double per_gpu = t->gpu->peak_flops * t->mfu * days * SECONDS_PER_DAY;
     return ceil_count(t->flops / per_gpu);
 }
+static Text seconds_of(double seconds)      /* 2.96e6 for a run, 38.5 */
+{
+    return seconds >= 1e4 ? sci(seconds, 3) : sig(seconds, 3);
+}
+
+static Text whole_above_thousand(double x)  /* 842,602 but 0.0042 */
+{
+    return x >= 1000 ? grouped(round(x)) : x < 0.01 ? sci(x, 3) : sig(x, 3);
+}
+
 static void print_rate_and_time(FILE *out, const TrainingTime *t, double gpus)
 {
     double rate = fleet_flops_per_second(t, gpus);
+    double seconds = t->flops / rate;
     fprintf(out, "fleet rate     = %s × %s FLOP/s × %s %% = %s FLOP/s\n",
             grouped(gpus).s, eng(t->gpu->peak_flops).s,
             sig(100 * t->mfu, 3).s, sci(rate, 3).s);
-    fprintf(out, "time           = %s ÷ %s FLOP/s = %s s = %s days\n",
-            sci(t->flops, 3).s, sci(rate, 3).s, sci(t->flops / rate, 3).s,
-            sig(t->flops / rate / SECONDS_PER_DAY, 3).s);
+    fprintf(out, "time           = %s ÷ %s FLOP/s = ", sci(t->flops, 3).s,
+            sci(rate, 3).s);
+    if (seconds >= 120)            /* the seconds, then a unit one reads */
+        fprintf(out, "%s s = ", seconds_of(seconds).s);
+    fprintf(out, "%s\n", duration(seconds).s);
 }
 
 static void print_gpu_hours(FILE *out, const TrainingTime *t)
 {
-    fprintf(out, "GPU-hours      = %s × %s s ÷ 3,600 = %s\n",
-            grouped(t->gpus).s, sci(t->seconds, 3).s,
-            grouped(round(t->gpu_hours)).s);
+    if (t->seconds >= 1)
+        fprintf(out, "GPU-hours      = %s × %s s ÷ 3,600 = %s\n",
+                grouped(t->gpus).s, seconds_of(t->seconds).s,
+                whole_above_thousand(t->gpu_hours).s);
+    else                                        /* 8 × 1.9 ms ÷ 3,600 s */
+        fprintf(out, "GPU-hours      = %s × %s ÷ 3,600 s = %s\n",
+                grouped(t->gpus).s, duration(t->seconds).s,
+                whole_above_thousand(t->gpu_hours).s);
     if (t->usd_per_gpu_hour > 0)
         fprintf(out, "cost           = %s GPU-hours × $%s = $%s\n",
-                grouped(round(t->gpu_hours)).s,
+                whole_above_thousand(t->gpu_hours).s,
                 sig(t->usd_per_gpu_hour, 4).s,
                 grouped(round(t->gpu_hours * t->usd_per_gpu_hour)).s);
 }
@@ -67,11 +85,12 @@ static void print_training_time(FILE *out, const TrainingTime *t,
                 "%s = %s\n  = %s FLOPs\n", grouped(t->layers).s,
                 grouped(t->seq).s, grouped(t->hidden).s, eng(t->tokens).s,
                 sci(t->attention_flops, 3).s, sci(t->flops, 3).s);
-    fprintf(out, "\non %s GPUs:\n", grouped(t->gpus).s);
+    fprintf(out, "\non %s:\n", counted(t->gpus, "GPU", "GPUs").s);
     print_rate_and_time(out, t, t->gpus);
     print_gpu_hours(out, t);
-    fprintf(out, "\non the memory floor, %s GPUs (fleet memory: %s B per "
-            "parameter, %s %% usable):\n", grouped(floor_->gpus_whole_nodes).s,
+    fprintf(out, "\non the memory floor, %s (fleet memory: %s B per "
+            "parameter, %s %% usable):\n",
+            counted(floor_->gpus_whole_nodes, "GPU", "GPUs").s,
             sig(floor_->bytes_per_param, 3).s, sig(100 * floor_->usable, 3).s);
     print_rate_and_time(out, t, floor_->gpus_whole_nodes);
     fprintf(out, "fleet ÷ floor  = %s ÷ %s = %s×\n", grouped(t->gpus).s,
@@ -80,17 +99,18 @@ static void print_training_time(FILE *out, const TrainingTime *t,
     if (days > 0) {
         double needed = gpus_for_deadline(t, days);
         double per_node = t->gpu->per_node;
-        fprintf(out, "\nto finish in %s days:\n", sig(days, 3).s);
-        fprintf(out, "GPUs needed    = %s ÷ (%s days × 86,400 s × %s FLOP/s "
-                "× %s %%)\n               = %s → %s GPUs\n",
-                sci(t->flops, 3).s, sig(days, 3).s,
+        fprintf(out, "\nto finish in %s:\n", counted(days, "day", "days").s);
+        fprintf(out, "GPUs needed    = %s ÷ (%s × 86,400 s × %s FLOP/s "
+                "× %s %%)\n               = %s → %s\n",
+                sci(t->flops, 3).s, counted(days, "day", "days").s,
                 eng(t->gpu->peak_flops).s, sig(100 * t->mfu, 3).s,
                 quotient(t->flops / (t->gpu->peak_flops * t->mfu * days
                                      * SECONDS_PER_DAY)).s,
-                grouped(needed).s);
-        fprintf(out, "in whole nodes = %s nodes = %s GPUs\n",
-                grouped(ceil_count(needed / per_node)).s,
-                grouped(ceil_count(needed / per_node) * per_node).s);
+                counted(needed, "GPU", "GPUs").s);
+        fprintf(out, "in whole nodes = %s = %s\n",
+                counted(ceil_count(needed / per_node), "node", "nodes").s,
+                counted(ceil_count(needed / per_node) * per_node, "GPU",
+                        "GPUs").s);
     }
 }
 static void report_training_time(Report *r, const TrainingTime *t,

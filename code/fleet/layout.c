@@ -346,16 +346,16 @@ static void print_plan(FILE *out, const Plan *p, const Fleet *f,
 {
     const Layout *l = &p->l;
     const GpuMemory *g = &p->memory;
-    fprintf(out, "%s, %s micro-batch%s of %s sequence%s,\n"
-                 "  %s, recomputation: %s\n",
-            layout_name(l).s, grouped(l->micro_batches).s,
-            l->micro_batches == 1 ? "" : "es", grouped(l->micro_batch).s,
-            l->micro_batch == 1 ? "" : "s",
+    fprintf(out, "%s, %s of %s,\n  %s, recomputation: %s\n",
+            layout_name(l).s,
+            counted(l->micro_batches, "micro-batch", "micro-batches").s,
+            counted(l->micro_batch, "sequence", "sequences").s,
             l->pp == 1 ? "no pipeline"
             : l->chunks > 1 ? "interleaved" : "1F1B",
             recompute_name(l->recompute));
     if (l->pp > 1 && l->chunks > 1)
-        fprintf(out, "  (%g chunks per stage)\n", l->chunks);
+        fprintf(out, "  (%s per stage)\n",
+                counted(l->chunks, "chunk", "chunks").s);
     fprintf(out, "\nmemory per GPU = state %s + activations %s + gathered %s\n"
             "                 + logits %s + buffers %s + context %s + slack %s\n"
             "               = %s of %s: %s\n",
@@ -365,40 +365,44 @@ static void print_plan(FILE *out, const Plan *p, const Fleet *f,
             bytes_auto(g->fragmentation).s, bytes_auto(g->total).s,
             bytes_auto(f->gpu->memory_bytes).s, p->fits ? "fits" : "does not fit");
     fprintf(out, "compute        = %s FLOPs (model) %s÷ (%s × %s %%)\n"
-            "               × %s layers on the heaviest stage ÷ %s = %s s\n",
+            "               × %s on the heaviest stage ÷ %s = %s\n",
             sci(p->model_flops, 3).s,
             p->hardware_flops > p->model_flops ? "+ recomputed " : "",
             eng(f->gpu->peak_flops).s, sig(100 * a->compute_efficiency, 3).s,
-            grouped(heaviest_stage_layers(l)).s, sig(l->layers / l->pp, 4).s,
-            sig(p->compute_s, 3).s);
+            counted(heaviest_stage_layers(l), "layer", "layers").s,
+            sig(l->layers / l->pp, 4).s, duration(p->compute_s).s);
     if (l->pp > 1)
-        fprintf(out, "bubble         = %s × %s s = %s s\n",
+        fprintf(out, "bubble         = %s × %s = %s\n",
                 l->chunks == 1 ? "(p − 1)/m"
                 : fmod(l->layers, l->pp * l->chunks) == 0 ? "(p − 1)/(v m)"
                 : "simulated (unequal chunks)",
-                sig(p->compute_s, 3).s, sig(p->bubble_s, 3).s);
-    fprintf(out, "TP on %-6s   = %s sent, %s s, on the critical path\n",
-            link_of(p->tp_nic), bytes_auto(p->tp_bytes).s, sig(p->tp_s, 3).s);
+                duration(p->compute_s).s, duration(p->bubble_s).s);
+    if (l->tp > 1)
+        fprintf(out, "TP on %-6s   = %s sent, %s, on the critical path\n",
+                link_of(p->tp_nic), bytes_auto(p->tp_bytes).s,
+                duration(p->tp_s).s);
     if (l->cp > 1)
-        fprintf(out, "CP on %-6s   = %s sent, %s s\n", link_of(p->cp_nic),
-                bytes_auto(p->cp_bytes).s, sig(p->cp_s, 3).s);
+        fprintf(out, "CP on %-6s   = %s sent, %s\n", link_of(p->cp_nic),
+                bytes_auto(p->cp_bytes).s, duration(p->cp_s).s);
     if (l->pp > 1)
-        fprintf(out, "PP on %-6s   = %s sent, %s s\n", link_of(p->pp_nic),
-                bytes_auto(p->pp_bytes).s, sig(p->pp_s, 3).s);
-    fprintf(out, "%s on %-6s %s= %s sent, %s s (%s s of it latency)\n",
-            l->zero >= 3 ? "FSDP" : "DP", link_of(p->dp_nic),
-            l->zero >= 3 ? "" : "  ", bytes_auto(p->dp_bytes).s,
-            sig(p->dp_s, 3).s, sig(p->dp_latency_s, 3).s);
-    fprintf(out, "hides behind   = %s %% × %s = %s s\n",
+        fprintf(out, "PP on %-6s   = %s sent, %s\n", link_of(p->pp_nic),
+                bytes_auto(p->pp_bytes).s, duration(p->pp_s).s);
+    if (l->dp > 1)
+        fprintf(out, "%s on %-6s %s= %s sent, %s (%s of it latency)\n",
+                l->zero >= 3 ? "FSDP" : "DP", link_of(p->dp_nic),
+                l->zero >= 3 ? "" : "  ", bytes_auto(p->dp_bytes).s,
+                duration(p->dp_s).s, duration(p->dp_latency_s).s);
+    fprintf(out, "hides behind   = %s %% × %s = %s\n",
             sig(100 * a->overlap, 3).s,
             l->zero >= 3 ? "the step's compute"
                          : "the last micro-batch's backward",
-            sig(p->window_s, 3).s);
-    fprintf(out, "exposed        = %s s\n", sig(p->exposed_s, 3).s);
-    fprintf(out, "step           = %s + %s + %s = %s s\n", sig(p->compute_s, 3).s,
-            sig(p->bubble_s, 3).s, sig(p->exposed_s, 3).s, sig(p->step_s, 3).s);
-    fprintf(out, "MFU            = %s ÷ (%s s × %s) = %s %%\n",
-            sci(p->model_flops, 3).s, sig(p->step_s, 3).s,
+            duration(p->window_s).s);
+    fprintf(out, "exposed        = %s\n", duration(p->exposed_s).s);
+    fprintf(out, "step           = %s + %s + %s = %s\n",
+            duration(p->compute_s).s, duration(p->bubble_s).s,
+            duration(p->exposed_s).s, duration(p->step_s).s);
+    fprintf(out, "MFU            = %s ÷ (%s × %s) = %s %%\n",
+            sci(p->model_flops, 3).s, duration(p->step_s).s,
             eng(f->gpu->peak_flops).s, sig(100 * p->mfu, 3).s);
     fprintf(out, "NIC ÷ compute  = %s\n", sig(p->comm_compute_ratio, 2).s);
 }
@@ -762,12 +766,13 @@ int layout_main(int argc, char **argv)
         report_add(&r, "reversal_nic_gbps", FIELD_REAL, turn * 8 / 1e9);
         print_report(out.file, &r, options);
     } else {
-        fprintf(out.file, "fleet layout: %s parameters, %s layers, hidden %s, "
+        fprintf(out.file, "fleet layout: %s parameters, %s, hidden %s, "
                 "%s heads, seq %s\n  on %s × %s, %s a node,\n  NVLink %s GB/s "
                 "and NIC %s Gbps each way a GPU\n  %s tokens a step; compute "
-                "efficiency %s %%, links %s %%, overlap %s %%\n  %s layouts "
+                "efficiency %s %%, links %s %%, overlap %s %%\n  %s "
                 "admitted, %s fit\n\n",
-                eng(params).s, grouped(base.layers).s, grouped(base.hidden).s,
+                eng(params).s, counted(base.layers, "layer", "layers").s,
+                grouped(base.hidden).s,
                 grouped(base.heads).s, grouped(base.seq).s, grouped(fleet.gpus).s,
                 gpu->name, grouped(fleet.per_node).s,
                 sig(fleet.nvlink_bandwidth / 1e9, 3).s,
@@ -775,16 +780,17 @@ int layout_main(int argc, char **argv)
                 grouped(fleet.batch_tokens).s,
                 sig(100 * assume.compute_efficiency, 3).s,
                 sig(100 * assume.link_efficiency, 3).s,
-                sig(100 * assume.overlap, 3).s, grouped(list.count).s,
+                sig(100 * assume.overlap, 3).s,
+                counted(list.count, "layout", "layouts").s,
                 grouped(fitting).s);
         fprintf(out.file, "best: ");
         print_plan(out.file, &list.plans[0], &fleet, &assume);
         print_runners_up(out.file, &list, (int)option_number(options, "--top"));
         if (other != NULL && turn > 0)
             fprintf(out.file, "\nwhat reverses it: of the %s layouts, %s "
-                    "(%s s now)\n  overtakes it soonest, at a NIC of %s Gbps\n",
+                    "(%s now)\n  overtakes it soonest, at a NIC of %s Gbps\n",
                     other->l.pp > 1 ? "pipelined" : "unpipelined",
-                    layout_name(&other->l).s, sig(other->step_s, 3).s,
+                    layout_name(&other->l).s, duration(other->step_s).s,
                     sig(turn * 8 / 1e9, 3).s);
         else if (other != NULL)
             fprintf(out.file, "\nno NIC bandwidth from 1 Gbps to 100 Tbps puts "

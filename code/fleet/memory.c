@@ -150,35 +150,34 @@ static void print_memory_floor(FILE *out, const MemoryFloor *m,
             sci(m->static_bytes, 3).s, bytes_in(m->static_bytes, 1e9).s);
     fprintf(out, "one node        = %s × %s = %s\n", grouped(g->per_node).s,
             bytes_in(g->memory_bytes, 1e9).s, bytes_in(m->node_bytes, 1e9).s);
-    fprintf(out, "state in nodes  = %s ÷ %s = %s %s\n",
+    fprintf(out, "state in nodes  = %s ÷ %s = %s\n",
             bytes_in(m->static_bytes, 1e9).s, bytes_in(m->node_bytes, 1e9).s,
-            sig(m->nodes_of_state, 3).s,
-            plural(m->nodes_of_state, "node", "nodes"));
+            counted(m->nodes_of_state, "node", "nodes").s);
     fprintf(out, "usable per GPU  = %s × %s %% = %s\n",
             bytes_in(g->memory_bytes, 1e9).s, sig(100 * m->usable, 3).s,
             bytes_in(m->usable_bytes, 1e9).s);
-    fprintf(out, "GPUs to hold it = %s ÷ %s = %s → %s %s\n",
+    fprintf(out, "GPUs to hold it = %s ÷ %s = %s → %s\n",
             bytes_in(m->static_bytes, 1e9).s, bytes_in(m->usable_bytes, 1e9).s,
             quotient(m->static_bytes / m->usable_bytes).s,
-            grouped(m->gpus_min).s, plural(m->gpus_min, "GPU", "GPUs"));
+            counted(m->gpus_min, "GPU", "GPUs").s);
     if (m->gpus_min <= g->per_node)
-        fprintf(out, "in whole nodes  = not needed: %s %s fit in one node of %s\n",
-                grouped(m->gpus_min).s, plural(m->gpus_min, "GPU", "GPUs"),
-                grouped(g->per_node).s);
+        fprintf(out, "in whole nodes  = not needed: %s %s in one node of %s\n",
+                counted(m->gpus_min, "GPU", "GPUs").s,
+                plural(m->gpus_min, "fits", "fit"), grouped(g->per_node).s);
     else
-        fprintf(out, "in whole nodes  = %s GPUs ÷ %s per node → %s nodes"
-                " = %s GPUs\n", grouped(m->gpus_min).s,
-                grouped(g->per_node).s, grouped(m->nodes).s,
-                grouped(m->gpus_whole_nodes).s);
+        fprintf(out, "in whole nodes  = %s ÷ %s per node → %s = %s\n",
+                counted(m->gpus_min, "GPU", "GPUs").s, grouped(g->per_node).s,
+                counted(m->nodes, "node", "nodes").s,
+                counted(m->gpus_whole_nodes, "GPU", "GPUs").s);
     fprintf(out, "  (a floor, not a plan: activations, communication buffers\n"
                  "   and fragmentation come on top of the static state)\n\n");
-    fprintf(out, "fully sharded over %s GPUs (--gpus) = %s ÷ %s = %s per GPU\n",
-            grouped(gpus).s, bytes_in(m->static_bytes, 1e9).s,
+    fprintf(out, "fully sharded over %s (--gpus) = %s ÷ %s = %s per GPU\n",
+            counted(gpus, "GPU", "GPUs").s, bytes_in(m->static_bytes, 1e9).s,
             grouped(gpus).s, bytes_auto(m->static_bytes / gpus).s);
-    fprintf(out, "checkpoint      = %s × %s B = %s; at %s/s aggregate: %s s\n",
+    fprintf(out, "checkpoint      = %s × %s B = %s; at %s/s aggregate: %s\n",
             eng(m->params).s, sig(c->bytes_per_param, 3).s,
             bytes_auto(c->bytes).s, bytes_auto(c->bandwidth).s,
-            sig(c->bytes / c->bandwidth, 3).s);
+            duration(c->bytes / c->bandwidth).s);
 }
 static void report_memory_floor(Report *r, const MemoryFloor *m, double gpus,
                                 const Checkpoint *c)

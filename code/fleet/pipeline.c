@@ -146,10 +146,12 @@ double bubble_over_compute_closed(Schedule s, double p, double m, double v)
 static void print_pipeline(FILE *out, const Pipeline *p)
 {
     double P = p->stages, m = p->micro_batches, v = p->chunks;
-    fprintf(out, "fleet pipeline: %d stages, %d micro-batches, %s",
-            p->stages, p->micro_batches, schedule_name(p->schedule));
+    fprintf(out, "fleet pipeline: %s, %s, %s",
+            counted(P, "stage", "stages").s,
+            counted(m, "micro-batch", "micro-batches").s,
+            (const char *[]){ "GPipe", "1F1B", "interleaved" }[p->schedule]);
     if (p->schedule == SCHEDULE_INTERLEAVED)
-        fprintf(out, " with %d chunks per stage", p->chunks);
+        fprintf(out, " with %s per stage", counted(v, "chunk", "chunks").s);
     fprintf(out, "\nforward 1, backward %s units per micro-batch per stage; "
             "p2p %s units\n\n", sig(p->backward_ratio, 3).s,
             sig(p->p2p_seconds, 3).s);

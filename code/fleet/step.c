@@ -97,29 +97,30 @@ static void print_parts(FILE *out, int csv)
 static void print_step(FILE *out, const Step *s)
 {
     const char *stage[] = { "plain DP", "ZeRO-1", "ZeRO-2", "ZeRO-3/FSDP" };
-    fprintf(out, "fleet step: %s parameters, %s tokens, %s GPUs (%s)\n"
-            "  layout TP%s x PP%s x DP%s (%s), %s layers, hidden %s\n\n",
-            eng(s->params).s, eng(s->tokens).s, grouped(s->gpus).s,
-            s->gpu->name, grouped(s->tp).s, grouped(s->pp).s,
-            grouped(s->dp).s, stage[s->zero], grouped(s->layers).s,
+    fprintf(out, "fleet step: %s parameters, %s tokens, %s (%s)\n"
+            "  layout TP%s × PP%s × DP%s (%s), %s, hidden %s\n\n",
+            eng(s->params).s, eng(s->tokens).s,
+            counted(s->gpus, "GPU", "GPUs").s, s->gpu->name,
+            grouped(s->tp).s, grouped(s->pp).s, grouped(s->dp).s,
+            stage[s->zero], counted(s->layers, "layer", "layers").s,
             grouped(s->hidden).s);
     fprintf(out, "tokens per step   = %s (the global batch)\n",
             grouped(s->batch_tokens).s);
     fprintf(out, "steps             = %s ÷ %s → %s\n", eng(s->tokens).s,
             grouped(s->batch_tokens).s, grouped(s->steps).s);
-    fprintf(out, "per replica       = %s ÷ %s = %s tokens\n",
+    fprintf(out, "per replica       = %s ÷ %s = %s\n",
             grouped(s->batch_tokens).s, grouped(s->dp).s,
-            grouped(s->tokens_per_replica).s);
-    fprintf(out, "micro-batches     = %s ÷ %s = %s of %s tokens\n",
+            counted(s->tokens_per_replica, "token", "tokens").s);
+    fprintf(out, "micro-batches     = %s ÷ %s = %s of %s\n",
             grouped(s->tokens_per_replica).s,
             grouped(s->micro_batch_tokens).s, grouped(s->micro_batches).s,
-            grouped(s->micro_batch_tokens).s);
+            counted(s->micro_batch_tokens, "token", "tokens").s);
     fprintf(out, "compute per GPU   = 6 × %s × %s ÷ %s = %s FLOPs\n",
             eng(s->params).s, grouped(s->batch_tokens).s, grouped(s->gpus).s,
             sci(s->flops_per_gpu, 3).s);
-    fprintf(out, "                  ÷ (%s FLOP/s × %s %%) = %s s per step\n",
+    fprintf(out, "                  ÷ (%s FLOP/s × %s %%) = %s per step\n",
             eng(s->gpu->peak_flops).s, sig(100 * s->mfu, 3).s,
-            sig(s->compute_seconds, 3).s);
+            duration(s->compute_seconds).s);
     for (int k = 0; k < 2; k++) {
         Link l = gpu_link(s->gpu, (LinkKind)k, s->efficiency);
         fprintf(out, "\non %s (%s/s each way at %s %% of line rate%s):\n",
@@ -132,15 +133,16 @@ static void print_step(FILE *out, const Step *s)
             if (t->link != (LinkKind)k || t->bytes == 0)
                 continue;
             any = 1;
-            fprintf(out, "  %-2s sends %s per GPU: %s s (latency %s s)\n",
-                    t->axis, bytes_auto(t->bytes).s, sig(t->seconds, 3).s,
-                    sig(t->messages * l.latency, 2).s);
+            fprintf(out, "  %-2s sends %s per GPU: %s (latency %s)\n",
+                    t->axis, bytes_auto(t->bytes).s, duration(t->seconds).s,
+                    duration(t->messages * l.latency).s);
         }
         if (!any)
-            fprintf(out, "  nothing\n");
+            fprintf(out, "  nothing crosses it\n");
         else
             fprintf(out, "  comm ÷ compute = %s ÷ %s = %s\n",
-                    sig(s->link_seconds[k], 3).s, sig(s->compute_seconds, 3).s,
+                    duration(s->link_seconds[k]).s,
+                    duration(s->compute_seconds).s,
                     sig(s->link_seconds[k] / s->compute_seconds, 2).s);
     }
 }

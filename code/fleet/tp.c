@@ -31,11 +31,11 @@ static void print_tp_block(FILE *out, const TpBlock *b)
 {
     double t = b->tp, L = b->layers;
     fprintf(out, "fleet tp: TP%s on %s (%s/s each way), %s, %s %% MFU\n"
-            "  micro-batch %s × %s = %s tokens, hidden %s, %s layers\n\n",
+            "  micro-batch %s × %s = %s, hidden %s, %s\n\n",
             grouped(t).s, b->link.name, bytes_auto(b->link.bandwidth).s,
             b->gpu->name, sig(100 * b->mfu, 3).s, grouped(b->micro_batch).s,
-            grouped(b->seq).s, grouped(b->tokens).s, grouped(b->hidden).s,
-            grouped(L).s);
+            grouped(b->seq).s, counted(b->tokens, "token", "tokens").s,
+            grouped(b->hidden).s, counted(L, "layer", "layers").s);
     fprintf(out, "per block: 4 all-reduces of %s B × %s × %s = %s each,\n"
             "  %s\n", sig(b->bytes_per_element, 3).s, grouped(b->tokens).s,
             grouped(b->hidden).s, bytes_auto(b->buffer).s,
@@ -44,26 +44,27 @@ static void print_tp_block(FILE *out, const TpBlock *b)
     fprintf(out, "  sent     = %s per GPU (%s elements)\n",
             bytes_auto(b->bytes_per_block).s,
             sci(b->bytes_per_block / b->bytes_per_element, 3).s);
-    fprintf(out, "  comm     = 4 × %s s = %s s\n"
+    fprintf(out, "  comm     = 4 × %s = %s\n"
             "             (algbw %s/s, busbw %s/s)\n",
-            sig(b->all_reduce_seconds, 3).s,
-            sig(b->comm_seconds_per_block, 3).s,
+            duration(b->all_reduce_seconds).s,
+            duration(b->comm_seconds_per_block).s,
             bytes_auto(b->buffer / b->all_reduce_seconds).s,
             bytes_auto(bus_bandwidth(b)).s);
     fprintf(out, "  compute  = (72 × %s × %s² + 12 × %s × %s × %s) ÷ %s\n"
-            "           = %s FLOPs ÷ (%s FLOP/s × %s %%) = %s s\n",
+            "           = %s FLOPs ÷ (%s FLOP/s × %s %%) = %s\n",
             grouped(b->tokens).s, grouped(b->hidden).s, grouped(b->tokens).s,
             grouped(b->seq).s, grouped(b->hidden).s, grouped(t).s,
             sci(b->flops_per_block, 3).s, eng(b->gpu->peak_flops).s,
-            sig(100 * b->mfu, 3).s, sig(b->compute_seconds_per_block, 3).s);
+            sig(100 * b->mfu, 3).s, duration(b->compute_seconds_per_block).s);
     fprintf(out, "  comm ÷ compute = %s\n\n",
             sig(b->comm_seconds_per_block / b->compute_seconds_per_block, 2).s);
-    fprintf(out, "per micro-batch, %s layers: %s sent (%s elements),\n"
-            "  %s s on the link against %s s of compute\n", grouped(L).s,
+    fprintf(out, "per micro-batch, %s: %s sent (%s elements),\n"
+            "  %s on the link against %s of compute\n",
+            counted(L, "layer", "layers").s,
             bytes_auto(L * b->bytes_per_block).s,
             sci(L * b->bytes_per_block / b->bytes_per_element, 3).s,
-            sig(L * b->comm_seconds_per_block, 3).s,
-            sig(L * b->compute_seconds_per_block, 3).s);
+            duration(L * b->comm_seconds_per_block).s,
+            duration(L * b->compute_seconds_per_block).s);
 }
 static void report_tp_block(Report *r, const TpBlock *b)
 {
@@ -145,6 +146,11 @@ int tp_main(int argc, char **argv)
         return 2;
     }
     double tp = option_number(options, "--tp");
+    if (tp < 2) {
+        complain(command, "--tp 1 all-reduces nothing; give a degree of 2 or "
+                 "more");
+        return 2;
+    }
     if (kind == LINK_NVLINK && tp > gpu->per_node) {
         complain(command, "--tp %s spans more than the %s GPUs NVLink joins in "
                  "one node; give --link nic", grouped(tp).s,

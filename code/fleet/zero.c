@@ -31,8 +31,8 @@ void print_sharded_state(FILE *out, const MemoryFloor *m, const StateBytes *s,
     ShardedState z = shard_state(m, s, stage, ranks);
     const char *names[] = { "plain data parallel", "ZeRO stage 1",
                             "ZeRO stage 2", "ZeRO stage 3 (FSDP)" };
-    fprintf(out, "\n%s over %s data-parallel ranks, per device:\n",
-            names[stage], grouped(ranks).s);
+    fprintf(out, "\n%s over %s, per device:\n", names[stage],
+            counted(ranks, "data-parallel rank", "data-parallel ranks").s);
     const struct { const char *kind; double bytes, part; int sharded; } rows[] = {
         { "weights", z.weights, s->weights, stage >= 3 },
         { "gradients", z.gradients, s->gradients + s->master_gradients,

@@ -235,12 +235,14 @@ static void machine_latex(FILE *f, const Machine *m, const char *prefix)
 }
 static void machine_table(FILE *f, const Machine *m)
 {
-    fprintf(f, "machine: %s, %d %s; %d ranks, %s\n", m->cpu, m->cores,
-            plural(m->cores, "core", "cores"), m->ranks,
+    fprintf(f, "machine: %s, %s; %s, %s\n", m->cpu,
+            counted(m->cores, "core", "cores").s,
+            counted(m->ranks, "rank", "ranks").s,
             m->pinned ? "each pinned to its own core" : "NOT pinned");
-    fprintf(f, "%d repeats of about %s s each after a warm-up;\n"
-            "the median, then the slowest and fastest\n\n", m->repeats,
-            sig(m->seconds, 3).s);
+    fprintf(f, "%s of about %s each after a warm-up;\n"
+            "the median, then the slowest and fastest\n\n",
+            counted(m->repeats, "repeat", "repeats").s,
+            duration(m->seconds).s);
     fprintf(f, "%-32s %11s %11s %11s\n", "", "median", "low", "high");
     const struct { const char *what; Measured x; double unit; } rows[] = {
         { "peak, one core (GFLOP/s)", m->peak, 1e9 },

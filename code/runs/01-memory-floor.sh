@@ -35,6 +35,11 @@ function si(x,   u, i) {                  # 3 significant digits, SI prefix
     for (i = 1; x >= 999.5 && i < 6; i++) x /= 1000
     return sprintf("%.3g\\,%s", x, u[i])
 }
+function grouped(x,   s) {              # 1,024, as every printer groups
+    s = sprintf("%.0f", x)
+    while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
+    return s
+}
 function put(name, text) {
     printf "\\newcommand{\\Restart%s}{%s}\n", name, text
 }
@@ -49,9 +54,9 @@ END {
     }
     put("CheckpointBytesPerNode", si(v["checkpoint_bytes"] / floor))
     put("CheckpointRatePerNode", si(v["checkpoint_bandwidth"] / floor))
-    put("FleetNodes", fleet)
+    put("FleetNodes", grouped(fleet))
     put("FleetRatePerNode", si(v["checkpoint_bandwidth"] / fleet))
-    put("NodeNics", per_node)
+    put("NodeNics", grouped(per_node))
     put("NicGbps", gbps)
     put("NodeNicRate", si(nic * per_node))
     if (v["checkpoint_bandwidth"] / floor <= nic * per_node) {

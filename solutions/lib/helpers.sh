@@ -33,3 +33,26 @@ json() {
     test -n "$v" || { echo "$0: no $2 in $1" >&2; exit 1; }
     echo "$v"
 }
+
+# quote FILE PATTERN: cut the transcript FILE, in place, to the paragraphs
+# (runs of lines between blank lines) whose first line matches the extended
+# regular expression PATTERN, so that a solution shows the part of a
+# derivation it discusses and not the whole of it. A pattern that matches no
+# paragraph stops the script.
+quote() {
+    awk -v re="$2" 'BEGIN { RS = "" }
+        $0 ~ ("^(" re ")") { printf "%s%s\n", n++ ? "\n" : "", $0 }
+        END { exit n == 0 }' "$1" > "$1.quoted" \
+        || { echo "$0: no paragraph of $1 starts with $2" >&2;
+             rm -f "$1.quoted"; exit 1; }
+    mv "$1.quoted" "$1"
+}
+
+# quote_lines FILE PATTERN: cut FILE, in place, to its lines that match the
+# extended regular expression PATTERN; none stops the script.
+quote_lines() {
+    grep -E "$2" "$1" > "$1.quoted" \
+        || { echo "$0: no line of $1 matches $2" >&2;
+             rm -f "$1.quoted"; exit 1; }
+    mv "$1.quoted" "$1"
+}
