@@ -205,7 +205,7 @@ sweep_ok(n => 2, min => 4, max => 64, op => 'all');
     my $table = slurp("$dir/table.txt") // die "no --transcript file";
     like($table, qr/\A# 2 ranks, float32 sum, on a host of \Q$cores\E cores? \(2 ranks there\), (each pinned to one core|not pinned)\n/,
          "--transcript: the header names the ranks, the $cores cores and the pinning");
-    like($table, qr/^# time: median of 3 timed batches after 1 warm-up calls; spread/m,
+    like($table, qr/^# time: median of 3 timed batches after 1 warm-up call; spread/m,
          '--transcript: the header says how the times were taken');
     like($table, qr/^# memory copy [\d.]+ GB\/s on one core \(memcpy\); fresh pages first touched at [\d.]+ GB\/s$/m,
          '--transcript: the header gives the memcpy ceiling and the first-touch rate');

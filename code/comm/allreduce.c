@@ -248,8 +248,10 @@ static void print_results(FILE *f, const Row *rows, int count, const Setting *s)
     if (s->where.ranks_here > s->where.cores)
         fprintf(f, "# OVERSUBSCRIBED: more ranks than cores; these times "
                 "measure the scheduler, not the collective\n");
-    fprintf(f, "# time: median of %d timed batches after %d warm-up calls; "
-            "spread: (slowest - fastest) / median\n", s->repeats, s->warmup);
+    fprintf(f, "# time: median of %s after %s; "
+            "spread: (slowest - fastest) / median\n",
+            counted(s->repeats, "timed batch", "timed batches").s,
+            counted(s->warmup, "warm-up call", "warm-up calls").s);
     fprintf(f, "# memory copy %.2f GB/s on one core (memcpy); fresh pages "
             "first touched at %.2f GB/s\n", s->copy_bw, s->touch_bw);
     for (int op = 0; op < OPERATIONS; op++) {

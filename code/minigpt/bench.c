@@ -183,9 +183,10 @@ static void print_table(FILE *f, const Product *p, const Timing *t, int n,
         fprintf(f, "%-7s %12s %17s %17s %6.2f %8.1e\n", p[i].what, shape, ours,
                 blas, t[i].ours / t[i].blas, t[i].difference);
     }
-    fprintf(f, "\nmedians of %d repeats (slowest-fastest) after a warm-up;\n"
+    fprintf(f, "\nmedians of %s (slowest-fastest) after a warm-up;\n"
             "geometric mean of the ratios %.2f; ratio of total times %.2f\n",
-            s->repeats, s->ratio, s->time_ratio);
+            counted(s->repeats, "repeat", "repeats").s, s->ratio,
+            s->time_ratio);
     if (s->peak > 0)
         fprintf(f, "fastest product %.0f GF/s = %.1f %% of one core's peak, "
                 "%.0f GF/s (%s)\n", s->best / 1e9, 100 * s->best / s->peak,

@@ -218,8 +218,8 @@ void print_run(FILE *out, const Report *r, const char *cpu,
     fprintf(out, "  spread       = %s to %s tokens/s, the middle half\n",
             grouped(F("tokens_per_second_low")).s,
             grouped(F("tokens_per_second_high")).s);
-    fprintf(out, "  step         = %s tokens; %s s in all\n",
-            grouped(F("tokens_per_step")).s, sig(F("seconds"), 3).s);
+    fprintf(out, "  step         = %s tokens; %s in all\n",
+            grouped(F("tokens_per_step")).s, duration(F("seconds")).s);
     fprintf(out, "FLOPs per step = %s counted = %s matrices + %s attention\n",
             sci(F("flops_per_step"), 3).s,
             sci(F("flops_matmul_per_step"), 3).s,
@@ -241,8 +241,8 @@ void print_run(FILE *out, const Report *r, const char *cpu,
             set->machine != NULL ? set->machine
                                  : "measured in this run (FMA loop)",
             sig(100 * F("mfu"), 3).s);
-    fprintf(out, "  matrices     = %s ms of a step (%s %% of the profile) at "
-            "%s FLOP/s\n", sig(F("matmul_ms"), 3).s,
+    fprintf(out, "  matrices     = %s of a step (%s %% of the profile) at "
+            "%s FLOP/s\n", duration(F("matmul_ms") / 1e3).s,
             sig(100 * F("matmul_fraction"), 3).s, sci(F("matmul_flops"), 3).s);
     fprintf(out, "activations    = %s kept for the backward pass, %s per "
             "layer,\n                 for %s %s at a time\n",
@@ -260,12 +260,12 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                 grouped(F("ranks")).s, grouped(F("batch") / F("ranks")).s,
                 text_field(r, "allreduce"));
         if (F("zero_stage") == 0 && strcmp(text_field(r, "allreduce"), "skipped"))
-            fprintf(out, "  waited       = %s ms per step after the backward "
+            fprintf(out, "  waited       = %s per step after the backward "
                     "pass, for the all-reduce\n                 and for the "
-                    "slower rank\n", sig(1e3 * F("exposed_seconds"), 3).s);
-        fprintf(out, "  step         = %s ms, the median of %s %s between "
+                    "slower rank\n", duration(F("exposed_seconds")).s);
+        fprintf(out, "  step         = %s, the median of %s %s between "
                 "step starts,\n                 after the warm-up\n",
-                sig(1e3 * F("step_seconds_median"), 3).s,
+                duration(F("step_seconds_median")).s,
                 grouped(F("step_intervals")).s,
                 plural(F("step_intervals"), "interval", "intervals"));
         fprintf(out, "  weights      = %s at the end\n",
