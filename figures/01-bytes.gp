@@ -1,4 +1,4 @@
-# Tangled from chapters/01-memory-floor.nw; edit the chapter, not this file.
+# Tangled from chapters/91-planner-subcommands.nw; edit the chapter, not this file.
 # Bytes of state per parameter, stacked by term, for each convention.
 # The CSV's first line names its columns: it is a header, not a bar.
 set datafile separator ','

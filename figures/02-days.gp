@@ -1,4 +1,4 @@
-# Tangled from chapters/02-compute-and-fleet.nw; edit the chapter, not this file.
+# Tangled from chapters/91-planner-subcommands.nw; edit the chapter, not this file.
 # Days to train against fleet size, with the floor and the fleet marked.
 set datafile separator ','
 set logscale xy

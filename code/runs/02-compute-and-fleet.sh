@@ -1,4 +1,4 @@
-# Tangled from chapters/02-compute-and-fleet.nw; edit the chapter, not this file.
+# Tangled from chapters/91-planner-subcommands.nw; edit the chapter, not this file.
 # usage: sh code/runs/02-compute-and-fleet.sh BUILD_DIR
 set -eu
 fleet="$1/bin/fleet"
