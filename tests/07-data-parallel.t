@@ -90,7 +90,7 @@ is($timing{compute}{weights_identical}, 0,
     is($status, 0, '--no-allreduce: the report');
     like($out, qr/^  weights      = not combined \(--no-allreduce\) at the end$/m,
          '--no-allreduce: the report says the weights were not combined');
-    like($out, qr/^  step         = [\d.]+ ms, the median of 19 intervals between step starts,\n {17}after the warm-up$/m,
+    like($out, qr/^  step         = [\d.]+ (?:us|ms|s), the median of 19 intervals between step starts,\n {17}after the warm-up$/m,
          '--no-allreduce: the report prints the median step');
     unlike($out, qr/% hidden/, '--no-allreduce: no fraction hidden printed');
 }
