@@ -23,6 +23,11 @@ for my $title ('Sizing the run', 'Building it',
     like($flat, qr/\Q$title\E/, "the book has '$title'");
 }
 unlike($flat, qr/\?\?/, 'no undefined reference (??) in the book');
+# Code is copied from the page: the typewriter font keeps << and >> and two
+# quotes as typed, not as guillemets or a closing quote.
+unlike($text, qr/\xC2[\xAB\xBB]/, 'no guillemet in the book: code keeps << and >>');
+like($flat, qr/\(1L << 30\)/, 'a shift in the code reads << on the page');
+like($flat, qr/'' +skip 1 using/, "gnuplot's '' reads as two quotes on the page");
 # No line sticks out into the margin (LaTeX's own report of an overfull line).
 for my $volume ('book', 'solutions') {
     my $log = slurp("$root/build/tex/$volume.log") // '';
