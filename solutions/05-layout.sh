@@ -60,9 +60,9 @@ $fleet layout $A --json > "$out/05-ex6.json"
 line=$(json "$out/05-ex6.json" nic_line_s | head -n 1)
 dense=$(json "$out/05-ex6.json" dense_compute_s | head -n 1)
 {
-    macro SolFiveFLineS "$(calc '%.2f' "$line")"
-    macro SolFiveFDenseS "$(calc '%.2f' "$dense")"
-    macro SolFiveFMoeS "$(calc '%.2f' "$dense / 5")"
+    macro SolFiveFLineTime "$(duration "$line")"
+    macro SolFiveFDenseTime "$(duration "$dense")"
+    macro SolFiveFMoeTime "$(duration "$(calc '%.17g' "$dense / 5")")"
     macro SolFiveFRatio "$(calc '%.2f' "$line / $dense")"
     macro SolFiveFMoeRatio "$(calc '%.2f' "$line / ($dense / 5)")"
 } > "$out/05-ex6.tex"

@@ -20,6 +20,22 @@ calc() {
     awk "BEGIN { printf \"$1\", $2 }"
 }
 
+# duration SECONDS: a time in the unit a person reads it, three significant
+# figures and the unit, as the tools' --latex reports write it: 388\,ms.
+duration() {
+    awk -v x="$1" 'BEGIN {
+        if (x == 0) { print "0\\,s"; exit }
+        if (x < 1e-3)        { v = x * 1e6; u = "\\ensuremath{\\mu}s" }
+        else if (x < 1)      { v = x * 1e3; u = "ms" }
+        else if (x < 600)    { v = x; u = "s" }
+        else if (x < 7200)   { v = x / 60; u = "min" }
+        else if (x < 172800) { v = x / 3600; u = "h" }
+        else                 { v = x / 86400; u = "days" }
+        w = sprintf("%.3g", v)
+        if (w ~ /e/) w = sprintf("%.0f", v)
+        print w "\\," u }'
+}
+
 # grouped NUMBER: a whole number with thousands separators, 12,345.
 grouped() {
     echo "$1" | sed -e ':a' -e 's/^\([0-9]*[0-9]\)\([0-9]\{3\}\)/\1,\2/' -e 'ta'
