@@ -143,7 +143,7 @@ static void print_step(FILE *out, const Step *s)
             fprintf(out, "  comm ÷ compute = %s ÷ %s = %s\n",
                     duration(s->link_seconds[k]).s,
                     duration(s->compute_seconds).s,
-                    sig(s->link_seconds[k] / s->compute_seconds, 2).s);
+                    sig(s->link_seconds[k] / s->compute_seconds, 3).s);
     }
 }
 static void report_step(Report *r, const Step *s)
