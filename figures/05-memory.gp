@@ -7,8 +7,8 @@ set style fill solid 0.85 border -1
 set boxwidth 0.6
 set ylabel 'GB per GPU'
 set yrange [0:100]
-set key outside right top vertical
-set xtics scale 0 font ',8' rotate by -30 left
+set key below horizontal maxrows 2 samplen 1.5 spacing 1.4 width 1
+set xtics scale 0 font ',8'
 set grid ytics
 m = data.'/05-memory.csv'
 set arrow from graph 0, first 80 to graph 1, first 80 nohead lw 2 dt 2 \

@@ -238,9 +238,9 @@ END { printf "\\newcommand{\\SearchAbove}{%s}\n", grouped(above)
 {
     $fleet layout $A --csv | sed -n 1p | sed 's/^/label,/'
     for case in "A:$A" "B:$B" "B-full:$B --recompute full" \
-                "TP4.PP8:--tp 4 --pp 8 --dp 32 --fsdp 0" \
-                "TP8.PP4:--tp 8 --pp 4 --dp 32 --fsdp 0" \
-                "TP8.DP128:--tp 8 --pp 1 --dp 128 --fsdp 0 --recompute full"; do
+                "TP4 × PP8:--tp 4 --pp 8 --dp 32 --fsdp 0" \
+                "TP8 × PP4:--tp 8 --pp 4 --dp 32 --fsdp 0" \
+                "TP8 × DP128:--tp 8 --pp 1 --dp 128 --fsdp 0 --recompute full"; do
         label=${case%%:*}
         $fleet layout ${case#*:} --csv | sed -n 2p | sed "s/^/$label,/"
     done
