@@ -41,7 +41,7 @@ show "$out/03-ex3.txt" "$fleet" tp --tp 16 --link nic
 quote_lines "$out/03-ex3.txt" \
     '^per block|^  sent|comm ÷ compute|^per micro-batch|on the link'
 show "$out/03-ex3-8.txt" "$fleet" tp
-quote_lines "$out/03-ex3-8.txt" '^per micro-batch|on the link'
+quote_lines "$out/03-ex3-8.txt" 'comm ÷ compute|^per micro-batch|on the link'
 $fleet tp --tp 16 --link nic --latex SolStepCSixteen --output "$out/03-ex3-16.tex"
 $fleet tp --latex SolStepCEight --output "$out/03-ex3-8.tex"
 

@@ -63,8 +63,8 @@ dense=$(json "$out/05-ex6.json" dense_compute_s | head -n 1)
     macro SolFiveFLineTime "$(duration "$line")"
     macro SolFiveFDenseTime "$(duration "$dense")"
     macro SolFiveFMoeTime "$(duration "$(calc '%.17g' "$dense / 5")")"
-    macro SolFiveFRatio "$(calc '%.2f' "$line / $dense")"
-    macro SolFiveFMoeRatio "$(calc '%.2f' "$line / ($dense / 5)")"
+    macro SolFiveFRatio "$(calc '%.3g' "$line / $dense")"
+    macro SolFiveFMoeRatio "$(calc '%.3g' "$line / ($dense / 5)")"
 } > "$out/05-ex6.tex"
 
 # Exercise 5.7: an open design: 70e9 (80 layers, hidden 8,192, 64 heads, 8 KV
