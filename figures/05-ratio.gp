@@ -8,7 +8,7 @@ set xtics (100, 200, 300, 400, 600, 800)
 set xrange [90:880]
 set yrange [0:*]
 set grid xtics ytics
-set key top right
+set key top right spacing 1.4 samplen 2
 ratio = data.'/05-ratio.csv'
 cross = data.'/05-cross.csv'
 plot ratio using 'nic_gbps':'ratio_a' with linespoints pt 7 ps 0.6 lw 2 \
