@@ -3,8 +3,9 @@
 set datafile separator ','
 set logscale x 2
 set logscale y
-set xlabel 'NIC per GPU (Gbit/s, each way)'
-set ylabel 'NIC seconds / compute seconds'
+set xlabel 'NIC per GPU (Gbps, each way)'
+set ylabel 'NIC seconds / compute seconds' offset -1.5,0
+set lmargin 10
 set xtics (100, 200, 400, 800, '1,600' 1600)   # grouped, as in the text
 set ytics (0.01, 0.03, 0.1, 0.3, 1, 3)
 set xrange [90:1800]

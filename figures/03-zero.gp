@@ -3,9 +3,9 @@
 set datafile separator ','
 set logscale xy
 set xlabel 'data-parallel ranks'
-set ylabel 'state per GPU' offset -1.5,0
+set ylabel 'state per GPU' offset -3.5,0
 set format y '%.0s %cB'
-set lmargin 11
+set lmargin 14
 set format x '%.0f'
 set xtics (1, 8, 64, 512, '4,096' 4096, '32,768' 32768)  # grouped
 set key bottom left reverse Left samplen 2 spacing 1.5

@@ -16,7 +16,7 @@ gpus='^(static state|usable per GPU|GPUs to hold|in whole nodes)'
 floor="$gpus|^(one node|state in nodes)"
 
 # Exercise 1.1: 70e9 parameters on H200 and on H100.
-$fleet memory --params 70e9 --gpu h200 --output "$out/01-ex1.txt"
+show "$out/01-ex1.txt" "$fleet" memory --params 70e9 --gpu h200
 quote_lines "$out/01-ex1.txt" "$floor"
 $fleet memory --params 70e9 --gpu h200 --latex SolOneAHtwo \
               --output "$out/01-ex1-h200.tex"
@@ -25,7 +25,7 @@ $fleet memory --params 70e9 --gpu h100 --latex SolOneAHone \
 
 # Exercise 1.2: the running example at other usable fractions, and the two
 # whole percentages between which the floor drops by a node.
-$fleet memory --params 100e9 --usable 0.9 --output "$out/01-ex2.txt"
+show "$out/01-ex2.txt" "$fleet" memory --params 100e9 --usable 0.9
 quote_lines "$out/01-ex2.txt" "$gpus"
 $fleet memory --params 100e9 --usable 0.9  --latex SolOneBNinety \
               --output "$out/01-ex2-90.tex"
@@ -39,8 +39,8 @@ $fleet memory --params 100e9 --usable 0.84 --latex SolOneBEightyFour \
               --output "$out/01-ex2-84.tex"
 
 # Exercise 1.3: a 175e9 model on A100s under four conventions.
-$fleet memory --params 175e9 --gpu a100 --precision mixed \
-              --output "$out/01-ex3.txt"
+show "$out/01-ex3.txt" "$fleet" memory --params 175e9 --gpu a100 \
+     --precision mixed
 quote_lines "$out/01-ex3.txt" "$floor"
 for convention in lean mixed fp32-grads mt-nlg; do
     case $convention in
@@ -55,7 +55,7 @@ done
 
 # Exercise 1.4: the largest model whose state fits one H100, a slightly
 # larger one, and a 7e9 model.
-$fleet memory --params 4e9 --output "$out/01-ex4.txt"
+show "$out/01-ex4.txt" "$fleet" memory --params 4e9
 quote_lines "$out/01-ex4.txt" "$gpus"
 $fleet memory --params 4e9   --latex SolOneDFits  --output "$out/01-ex4-fits.tex"
 $fleet memory --params 4.1e9 --latex SolOneDOver  --output "$out/01-ex4-over.tex"
@@ -63,13 +63,13 @@ $fleet memory --params 7e9   --latex SolOneDSeven --output "$out/01-ex4-seven.te
 
 # Exercise 1.5: a 405e9 model, fully sharded over 16,384 GPUs (written out:
 # 16k would mean 16,000).
-$fleet memory --params 405e9 --gpus 16384 --output "$out/01-ex5.txt"
+show "$out/01-ex5.txt" "$fleet" memory --params 405e9 --gpus 16384
 quote_lines "$out/01-ex5.txt" "$floor|^fully sharded"
 $fleet memory --params 405e9 --gpus 16384 --latex SolOneE \
               --output "$out/01-ex5.tex"
 
 # Exercise 1.6: an 8-bit optimizer, 2 + 2 + 4 + 1 + 1 = 10 bytes per parameter.
-$fleet memory --params 100e9 --bytes-per-param 10 --output "$out/01-ex6.txt"
+show "$out/01-ex6.txt" "$fleet" memory --params 100e9 --bytes-per-param 10
 quote_lines "$out/01-ex6.txt" '^(static state|GPUs to hold|in whole nodes)'
 $fleet memory --params 100e9 --bytes-per-param 10 --latex SolOneFEight \
               --output "$out/01-ex6.tex"
@@ -79,7 +79,8 @@ $fleet memory --params 100e9 --precision lean --latex SolOneFLean \
 # Exercise 1.7: a checkpoint without the bf16 gradients (14 bytes per
 # parameter), written by every rank or by one writer, and one without the bf16
 # weights either (12 bytes per parameter).
-$fleet memory --params 100e9 --checkpoint-bytes-per-param 14 --output "$out/01-ex7.txt"
+show "$out/01-ex7.txt" "$fleet" memory --params 100e9 \
+     --checkpoint-bytes-per-param 14
 quote_lines "$out/01-ex7.txt" '^checkpoint'
 $fleet memory --params 100e9 --checkpoint-bytes-per-param 14 --latex SolOneGRanks \
               --output "$out/01-ex7-ranks.tex"
@@ -92,7 +93,7 @@ $fleet memory --params 100e9 --checkpoint-bytes-per-param 12 --latex SolOneGMast
 # if every byte of every card could hold state.
 $fleet memory --params 100e9 --gpus 32 --latex SolOneHFloor \
               --output "$out/01-ex8.tex"
-$fleet memory --params 100e9 --usable 1 --gpus 32 --output "$out/01-ex8.txt"
+show "$out/01-ex8.txt" "$fleet" memory --params 100e9 --usable 1 --gpus 32
 quote_lines "$out/01-ex8.txt" \
     '^(usable per GPU|GPUs to hold|in whole nodes|fully sharded)'
 $fleet memory --params 100e9 --usable 1 --latex SolOneHAll \

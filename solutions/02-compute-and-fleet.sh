@@ -23,17 +23,17 @@ field() {
 # Exercise 2.1: Llama 3 405B, 15.6T tokens, 16,384 H100 at 41 % MFU, without
 # and with the attention term (126 layers, hidden 16,384, sequence 8,192).
 llama="--params 405e9 --tokens 15.6e12 --gpus 16384 --mfu 0.41"
-$fleet compute $llama --output "$out/02-ex1.txt"
+show "$out/02-ex1.txt" "$fleet" compute $llama
 quote "$out/02-ex1.txt" 'training FLOPs|on '
 $fleet compute $llama --latex SolTwoA --output "$out/02-ex1.tex"
-$fleet compute $llama --layers 126 --hidden 16384 --seq 8192 \
-               --output "$out/02-ex1-attn.txt"
+show "$out/02-ex1-attn.txt" "$fleet" compute $llama --layers 126 \
+     --hidden 16384 --seq 8192
 quote "$out/02-ex1-attn.txt" 'training FLOPs|on [0-9]'
 $fleet compute $llama --layers 126 --hidden 16384 --seq 8192 \
                --latex SolTwoAAttn --output "$out/02-ex1-attn.tex"
 
 # Exercise 2.2: the running example in 30 days at 40 % and at 30 % MFU.
-$fleet compute --days 30 --mfu 0.3 --output "$out/02-ex2.txt"
+show "$out/02-ex2.txt" "$fleet" compute --days 30 --mfu 0.3
 quote "$out/02-ex2.txt" 'on [0-9]|to finish'
 $fleet compute --days 30 --mfu 0.4 --latex SolTwoBForty \
                --output "$out/02-ex2-40.tex"
@@ -42,7 +42,7 @@ $fleet compute --days 30 --mfu 0.3 --latex SolTwoBThirty \
 
 # Exercise 2.3: the running example on 1,024 A100s, beside 1,024 H100s, and
 # the A100 memory floor.
-$fleet compute --gpu a100 --days 30 --output "$out/02-ex3.txt"
+show "$out/02-ex3.txt" "$fleet" compute --gpu a100 --days 30
 quote "$out/02-ex3.txt" 'on [0-9]|to finish'
 $fleet compute --gpu a100 --days 30 --latex SolTwoC --output "$out/02-ex3.tex"
 $fleet compute --gpu h100 --days 30 --latex SolTwoCHopper \
@@ -50,7 +50,7 @@ $fleet compute --gpu h100 --days 30 --latex SolTwoCHopper \
 $fleet memory --gpu a100 --latex SolTwoCMemory --output "$out/02-ex3-memory.tex"
 
 # Exercise 2.4: MFU at 30, 40 and 45 %, with a 30-day deadline.
-$fleet compute --mfu 0.45 --days 30 --output "$out/02-ex4.txt"
+show "$out/02-ex4.txt" "$fleet" compute --mfu 0.45 --days 30
 quote "$out/02-ex4.txt" 'on [0-9]|to finish'
 $fleet compute --mfu 0.3  --days 30 --latex SolTwoDThirty \
                --output "$out/02-ex4-30.tex"
@@ -61,12 +61,12 @@ $fleet compute --mfu 0.45 --days 30 --latex SolTwoDFortyFive \
 
 # Exercise 2.5: an MoE of 100e9 parameters, 20e9 active, beside the dense
 # model of the same size; the memory floor is fleet memory's.
-$fleet memory --params 100e9 --output "$out/02-ex5-memory.txt"
+show "$out/02-ex5-memory.txt" "$fleet" memory --params 100e9
 quote_lines "$out/02-ex5-memory.txt" \
     '^(static state|GPUs to hold|in whole nodes)'
 $fleet memory --params 100e9 --latex SolTwoEMemory \
               --output "$out/02-ex5-memory.tex"
-$fleet compute --active-params 20e9 --days 30 --output "$out/02-ex5.txt"
+show "$out/02-ex5.txt" "$fleet" compute --active-params 20e9 --days 30
 quote "$out/02-ex5.txt" 'training FLOPs|on [0-9]|to finish'
 $fleet compute --active-params 20e9 --days 30 --latex SolTwoE \
                --output "$out/02-ex5.tex"
@@ -75,21 +75,21 @@ $fleet compute --days 30 --latex SolTwoEBaseline \
 
 # Exercise 2.6: ten trillion tokens in 35 days; then the fleet that the first
 # run found, at 35 % MFU.
-$fleet compute --tokens 10e12 --days 35 --output "$out/02-ex6.txt"
+show "$out/02-ex6.txt" "$fleet" compute --tokens 10e12 --days 35
 quote "$out/02-ex6.txt" 'training FLOPs|on [0-9]|to finish'
 $fleet compute --tokens 10e12 --days 35 --latex SolTwoF \
                --output "$out/02-ex6.tex"
 wide=$(field gpus_needed_whole_nodes --tokens 10e12 --days 35)
 test -n "$wide"
 printf '\\newcommand{\\SolTwoFFleet}{%s}\n' "$wide" > "$out/02-ex6-fleet.tex"
-$fleet compute --tokens 10e12 --days 35 --gpus "$wide" --mfu 0.35 \
-               --output "$out/02-ex6-low.txt"
+show "$out/02-ex6-low.txt" "$fleet" compute --tokens 10e12 --days 35 \
+     --gpus "$wide" --mfu 0.35
 quote "$out/02-ex6-low.txt" 'on [0-9]|to finish'
 $fleet compute --tokens 10e12 --days 35 --gpus "$wide" --mfu 0.35 \
                --latex SolTwoFLow --output "$out/02-ex6-low.tex"
 
 # Exercise 2.7: H200 beside H100, compute and memory floor.
-$fleet compute --gpu h200 --days 30 --output "$out/02-ex7.txt"
+show "$out/02-ex7.txt" "$fleet" compute --gpu h200 --days 30
 quote "$out/02-ex7.txt" 'on '
 $fleet compute --gpu h200 --days 30 --latex SolTwoGHtwo \
                --output "$out/02-ex7-h200.tex"
@@ -102,9 +102,9 @@ $fleet memory --gpu h200 --latex SolTwoGMemory --output "$out/02-ex7-memory.tex"
 # does it (half the score work, which the linear term gives at half the
 # sequence).
 seventy="--params 70e9 --layers 80 --hidden 8192"
-$fleet compute $seventy --seq 2048  --output "$out/02-ex8-short.txt"
+show "$out/02-ex8-short.txt" "$fleet" compute $seventy --seq 2048
 quote "$out/02-ex8-short.txt" 'training FLOPs|on [0-9]'
-$fleet compute $seventy --seq 32768 --output "$out/02-ex8-long.txt"
+show "$out/02-ex8-long.txt" "$fleet" compute $seventy --seq 32768
 quote "$out/02-ex8-long.txt" 'training FLOPs|on [0-9]'
 $fleet compute $seventy --seq 2048  --latex SolTwoHShort \
                --output "$out/02-ex8-short.tex"

@@ -18,8 +18,8 @@ $fleet compute $llama --achieved-flops 400e12 --json --output "$out/03-ex1-mfu.j
 mfu=$(json "$out/03-ex1-mfu.json" mfu)
 shape="--batch-tokens 16777216 --tp 8 --pp 16 --zero 1 --hidden 16384 \
        --layers 126 --micro-batch-tokens 8192 --mfu $mfu"
-$fleet step $llama $shape --output "$out/03-ex1.txt"
-quote "$out/03-ex1.txt" 'tokens per step'
+show "$out/03-ex1.txt" "$fleet" step $llama $shape
+quote "$out/03-ex1.txt" 'tokens per step|on NIC'
 $fleet step $llama $shape --latex SolStepA --output "$out/03-ex1.tex"
 
 # Design A: tensor parallelism of 8, FSDP over the rest.
@@ -37,8 +37,11 @@ $fleet step $a --nic-gbps 400 --json --output "$out/03-ex2.json"
 } > "$out/03-ex2-even.tex"
 
 # Exercise 3.3: TP16 across two nodes against TP8 inside one.
-$fleet tp --tp 16 --link nic --output "$out/03-ex3.txt"
-quote "$out/03-ex3.txt" 'per block|per micro-batch'
+show "$out/03-ex3.txt" "$fleet" tp --tp 16 --link nic
+quote_lines "$out/03-ex3.txt" \
+    '^per block|^  sent|comm ÷ compute|^per micro-batch|on the link'
+show "$out/03-ex3-8.txt" "$fleet" tp
+quote_lines "$out/03-ex3-8.txt" 'comm ÷ compute|^per micro-batch|on the link'
 $fleet tp --tp 16 --link nic --latex SolStepCSixteen --output "$out/03-ex3-16.tex"
 $fleet tp --latex SolStepCEight --output "$out/03-ex3-8.tex"
 
@@ -60,7 +63,7 @@ $fleet step $a --latex SolStepDLine --output "$out/03-ex4-line.tex"
 
 # Exercise 3.5: switches that add, for design B and design A.
 b="--tp 8 --pp 8 --dp 16 --zero 1 --micro-batch-tokens 4096"
-$fleet step $b --in-network --output "$out/03-ex5.txt"
+show "$out/03-ex5.txt" "$fleet" step $b --in-network
 quote "$out/03-ex5.txt" 'on '
 $fleet step $b --in-network --latex SolStepESharp --output "$out/03-ex5-sharp.tex"
 $fleet step $b --latex SolStepERing --output "$out/03-ex5-ring.tex"
@@ -69,26 +72,36 @@ plain="--tp 8 --pp 8 --dp 16 --zero 0 --micro-batch-tokens 4096"
 $fleet step $plain --in-network --latex SolStepEPlain --output "$out/03-ex5-plain.tex"
 
 # Exercise 3.6: design A on H800s beside H100s.
-$fleet step $a --gpu h800 --output "$out/03-ex6.txt"
+show "$out/03-ex6.txt" "$fleet" step $a --gpu h800
 quote "$out/03-ex6.txt" 'on NVLink'
+show "$out/03-ex6-h100.txt" "$fleet" step $a --gpu h100
+quote "$out/03-ex6-h100.txt" 'on NVLink'
 $fleet step $a --gpu h800 --latex SolStepFHeight --output "$out/03-ex6-h800.tex"
 $fleet step $a --gpu h100 --latex SolStepFHundred --output "$out/03-ex6-h100.tex"
 
 # Exercise 3.7: 8,192 GPUs with the same global batch, in design A's shape,
 # and with a pipeline of 8 stages across nodes.
-$fleet step $a --gpus 8192 --output "$out/03-ex7.txt"
+show "$out/03-ex7.txt" "$fleet" step $a --gpus 8192
 quote "$out/03-ex7.txt" 'tokens per step|on NIC'
 $fleet step $a --gpus 8192 --latex SolStepG --output "$out/03-ex7.tex"
-$fleet step --gpus 8192 --tp 8 --pp 8 --zero 1 --micro-batch-tokens 4096 \
-       --latex SolStepGPipe --output "$out/03-ex7-pipe.tex"
+pipe="--gpus 8192 --tp 8 --pp 8 --zero 1 --micro-batch-tokens 4096"
+show "$out/03-ex7-pipe.txt" "$fleet" step $pipe
+quote_lines "$out/03-ex7-pipe.txt" '^micro-batches|comm ÷ compute'
+$fleet step $pipe --latex SolStepGPipe --output "$out/03-ex7-pipe.tex"
 
 # Exercise 3.8: MI300X, tensor parallelism on the Infinity Fabric's total,
 # and design A on it.
-$fleet tp --gpu mi300x --output "$out/03-ex8-tp.txt"
-quote "$out/03-ex8-tp.txt" 'per block'
+show "$out/03-ex8-tp.txt" "$fleet" tp --gpu mi300x
+quote_lines "$out/03-ex8-tp.txt" '^fleet tp|comm ÷ compute|on the link'
 $fleet tp --gpu mi300x --latex SolStepHBlock --output "$out/03-ex8-tp.tex"
 $fleet step $a --gpu mi300x --latex SolStepH --output "$out/03-ex8.tex"
+show "$out/03-ex8.txt" "$fleet" step $a --gpu mi300x
+quote "$out/03-ex8.txt" 'on NIC'
 # A ring of two MI300X uses one Infinity Fabric link of the seven: a seventh
 # of the total the parts table gives.
-$fleet tp --gpu mi300x --tp 2 --link-efficiency "$(calc '%.6f' '1 / 7')" \
+seventh=$(calc '%.6f' '1 / 7')
+$fleet tp --gpu mi300x --tp 2 --link-efficiency "$seventh" \
           --latex SolStepHPair --output "$out/03-ex8-pair.tex"
+show "$out/03-ex8-pair.txt" "$fleet" tp --gpu mi300x --tp 2 \
+     --link-efficiency "$seventh"
+quote_lines "$out/03-ex8-pair.txt" '^fleet tp|comm ÷ compute'

@@ -30,8 +30,9 @@ b="$pipeline --micro-batches 32"
 # Exercise 4.1: hidden 16,384, 128 heads, 8,192 tokens, TP8.
 wide="--hidden 16384 --heads 128 --seq 8192 --micro-batch 1 --tp 8
       --layers 126"
-$fleet activations $wide --sequence-parallel --recompute selective \
-    | sed -n '/^bytes one layer/,/^  this run/p' > "$out/04-ex1.txt"
+show "$out/04-ex1.txt" "$fleet" activations $wide --sequence-parallel \
+     --recompute selective
+quote_range "$out/04-ex1.txt" '^bytes one layer' '^  this run'
 run SolActA 04-ex1 $wide --sequence-parallel
 ratio=$(json "$out/04-ex1.json" score_ratio)
 {
@@ -52,8 +53,8 @@ approx=$(json "$out/04-ex2-approx.json" bytes_per_layer_without_scores)
 llama="--hidden 16384 --heads 128 --kv-heads 8 --ffn 53248 --gated --seq 8192
        --micro-batch 1 --vocab 128000 --layers 126 --tp 8 --sequence-parallel
        --recompute selective --pp 16 --micro-batches 16 --dp 128 --zero 1"
-$fleet activations $llama | sed -n '/ parameters each/,/^    GPipe/p' \
-    > "$out/04-ex3.txt"
+show "$out/04-ex3.txt" "$fleet" activations $llama
+quote_range "$out/04-ex3.txt" ' parameters each' '^    GPipe'
 run SolActC 04-ex3 $llama
 
 # Exercise 4.4: design B without recomputation under GPipe, and the most
@@ -110,8 +111,10 @@ layers=$(json "$out/04-ex6-selective.json" layers)
 } > "$out/04-ex6-extra.tex"
 
 # Exercise 4.7: six sequences per micro-batch at design A.
-$fleet activations $a $mat --recompute selective --micro-batch 6 \
-    | sed -n '/^per GPU/,$p' > "$out/04-ex7.txt"
+show "$out/04-ex7.txt" "$fleet" activations $a $mat --recompute selective \
+     --micro-batch 6
+quote_range "$out/04-ex7.txt" '^per GPU' '^$^'
+
 run SolActG 04-ex7 $a $mat --recompute selective --micro-batch 6
 state=$(json "$out/04-ex7.json" state_bytes)
 stored=$(json "$out/04-ex7.json" stored_activation_bytes)

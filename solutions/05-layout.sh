@@ -50,8 +50,8 @@ $fleet layout --tp 8 --pp 1 --fsdp 1 --micro-batch 4 --dp 128 \
               --latex SolFiveDEight --output "$out/05-ex4-8.tex"
 
 # Exercise 5.5: ten trillion tokens in five weeks: 5,120 GPUs.
-$fleet layout --gpus 5120 --top 4 --output "$out/05-ex5.txt"
-quote "$out/05-ex5.txt" 'best:|memory per GPU| +layout'
+show "$out/05-ex5.txt" "$fleet" layout --gpus 5120
+quote_lines "$out/05-ex5.txt" '^best:|^compute|heaviest stage|^DP on NIC|^MFU'
 $fleet layout --gpus 5120 --latex SolFiveE --output "$out/05-ex5.tex"
 
 # Exercise 5.6: an MoE of the same memory, 20e9 of 100e9 active: FSDP gathers
@@ -60,11 +60,11 @@ $fleet layout $A --json > "$out/05-ex6.json"
 line=$(json "$out/05-ex6.json" nic_line_s | head -n 1)
 dense=$(json "$out/05-ex6.json" dense_compute_s | head -n 1)
 {
-    macro SolFiveFLineS "$(calc '%.2f' "$line")"
-    macro SolFiveFDenseS "$(calc '%.2f' "$dense")"
-    macro SolFiveFMoeS "$(calc '%.2f' "$dense / 5")"
-    macro SolFiveFRatio "$(calc '%.2f' "$line / $dense")"
-    macro SolFiveFMoeRatio "$(calc '%.2f' "$line / ($dense / 5)")"
+    macro SolFiveFLineTime "$(duration "$line")"
+    macro SolFiveFDenseTime "$(duration "$dense")"
+    macro SolFiveFMoeTime "$(duration "$(calc '%.17g' "$dense / 5")")"
+    macro SolFiveFRatio "$(calc '%.3g' "$line / $dense")"
+    macro SolFiveFMoeRatio "$(calc '%.3g' "$line / ($dense / 5)")"
 } > "$out/05-ex6.tex"
 
 # Exercise 5.7: an open design: 70e9 (80 layers, hidden 8,192, 64 heads, 8 KV
@@ -72,12 +72,17 @@ dense=$(json "$out/05-ex6.json" dense_compute_s | head -n 1)
 # 4M-token batches of 8,192.
 seventy="--layers 80 --hidden 8192 --heads 64 --kv-heads 8 --ffn 28672 --gated
          --vocab 128000 --seq 8192 --batch-tokens 4194304 --gpus 512 --nic-gbps 200"
-$fleet layout $seventy --top 5 --output "$out/05-ex7.txt"
-quote "$out/05-ex7.txt" 'best:|memory per GPU| +layout'
+show "$out/05-ex7.txt" "$fleet" layout $seventy
+quote_lines "$out/05-ex7.txt" \
+    '^fleet layout|^best:|^step|^MFU|^what reverses|overtakes'
 $fleet layout $seventy --latex SolFiveG --output "$out/05-ex7.tex"
 # The best layout without a pipeline, and the best with FSDP (no pipeline).
 $fleet layout $seventy --pp 1 --latex SolFiveGFlat --output "$out/05-ex7-flat.tex"
 $fleet layout $seventy --pp 1 --fsdp 1 --latex SolFiveGFsdp --output "$out/05-ex7-fsdp.tex"
+show "$out/05-ex7-flat.txt" "$fleet" layout $seventy --pp 1
+quote_lines "$out/05-ex7-flat.txt" '^best:|^step'
+show "$out/05-ex7-fsdp.txt" "$fleet" layout $seventy --pp 1 --fsdp 1
+quote_lines "$out/05-ex7-fsdp.txt" '^best:|^step'
 
 # Exercise 5.8: where FSDP turns latency-bound with a faster network stack.
 for us in 5 10 20; do

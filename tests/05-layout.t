@@ -210,10 +210,10 @@ for my $case (@bad) {
     for my $case ([A => ()], [Aslow => qw(--nic-gbps 200)]) {
         my ($tag, @nic) = @$case;
         my ($da, $db) = (best(@A, @nic), best(@B, @nic));
-        macro_agrees($n, "Ab${tag}FsdpExposedS", $da->{exposed_s} - $da->{tp_s},
+        macro_agrees($n, "Ab${tag}FsdpExposedTime", $da->{exposed_s} - $da->{tp_s},
                      "book: $tag: FSDP's exposed seconds, less TP's");
-        macro_agrees($n, "Ab${tag}BubbleS", $db->{bubble_s}, "book: $tag: B's bubble");
-        macro_agrees($n, "Ab${tag}BWaitS", $db->{exposed_s} - $db->{tp_s},
+        macro_agrees($n, "Ab${tag}BubbleTime", $db->{bubble_s}, "book: $tag: B's bubble");
+        macro_agrees($n, "Ab${tag}BWaitTime", $db->{exposed_s} - $db->{tp_s},
                      "book: $tag: B's exposed PP and DP");
         my $win = $da->{step_time_s} < $db->{step_time_s} ? 'A' : 'B';
         is($n->{"Ab${tag}Winner"}, $win, "book: $tag: the winner is $win");
@@ -226,9 +226,9 @@ for my $case (@bad) {
            'book: at 200 Gbps and 80 % A\'s FSDP takes longer than its compute');
     is($n->{AbAWinner}, 'A', 'book: the prose has A ahead at 400 Gbps');
     is($n->{AbAslowWinner}, 'B', 'book: ... and B at 200');
-    macro_agrees($n, 'TpWideMicroComputeS', 6 * $N * 16384 / 16 / (989e12 * 0.4),
+    macro_agrees($n, 'TpWideMicroComputeTime', 6 * $N * 16384 / 16 / (989e12 * 0.4),
                  'book: a 16,384-token micro-batch on 16 GPUs, 1.55 s');
-    macro_agrees($n, 'TpWideSpreadS', best(qw(--tp 16 --cross-node-tp))->{tp_s} / 8,
+    macro_agrees($n, 'TpWideSpreadTime', best(qw(--tp 16 --cross-node-tp))->{tp_s} / 8,
                  "book: TP16's all-reduces over eight NICs");
     # Ten trillion tokens on 5,120 GPUs: days = 10e12 / batch x step; with
     # the same batch the best idles about as long as it computes.

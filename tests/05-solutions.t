@@ -36,9 +36,9 @@ is($m->{SolFiveCOddDeadlock}, 1, '5.3: m = 36 on 8 stages deadlocks');
 
 my $line = 3 * 100e9 / 8 * 2 * 127 / 128 / 50e9;
 my $dense = 6 * 100e9 * 2097152 / 1024 / (989e12 * 0.4);
-macro_agrees($m, 'SolFiveFLineS', $line, '5.6: FSDP at line rate');
-macro_agrees($m, 'SolFiveFDenseS', $dense, '5.6: dense compute');
-macro_agrees($m, 'SolFiveFMoeS', $dense / 5, '5.6: a fifth of the compute');
+macro_agrees($m, 'SolFiveFLineTime', $line, '5.6: FSDP at line rate');
+macro_agrees($m, 'SolFiveFDenseTime', $dense, '5.6: dense compute');
+macro_agrees($m, 'SolFiveFMoeTime', $dense / 5, '5.6: a fifth of the compute');
 macro_agrees($m, 'SolFiveFRatio', $line / $dense, '5.6: dense ratio');
 macro_agrees($m, 'SolFiveFMoeRatio', 5 * $line / $dense, '5.6: MoE ratio');
 

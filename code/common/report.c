@@ -74,6 +74,8 @@ static void print_csv(FILE *out, const Report *r)
 {
     print_csv_row(out, r, 1);
 }
+static void print_latex_time(FILE *out, const char *prefix, const Field *f);
+
 static void print_macro_name(FILE *out, const char *prefix, const char *key)
 {
     static const char *const digit_names[] = {
@@ -153,7 +155,42 @@ static void print_latex(FILE *out, const Report *r, const char *prefix)
         print_macro_name(out, prefix, r->fields[i].key);
         print_latex_value(out, &r->fields[i]);
         fputs("}\n", out);
+        print_latex_time(out, prefix, &r->fields[i]);
     }
+}
+/* The key of a time field with "seconds" (or a last word "s") made "time";
+   0 when the field holds no time. */
+static int time_key(const char *key, char *out, size_t size)
+{
+    size_t n = strlen(key);
+    const char *word = strstr(key, "seconds");
+    if (n + 8 >= size)
+        return 0;
+    if (word && (word == key || word[-1] == '_')
+        && (word[7] == '\0' || word[7] == '_')) {
+        snprintf(out, size, "%.*stime%s", (int)(word - key), key, word + 7);
+        return 1;
+    }
+    if (n < 3 || strcmp(key + n - 2, "_s") != 0)
+        return 0;
+    if (n > 7 && strcmp(key + n - 7, "_time_s") == 0)
+        snprintf(out, size, "%.*s", (int)(n - 2), key);
+    else
+        snprintf(out, size, "%.*stime", (int)(n - 1), key);
+    return 1;
+}
+
+static void print_latex_time(FILE *out, const char *prefix, const Field *f)
+{
+    char key[128];
+    if (f->kind != FIELD_REAL || !time_key(f->key, key, sizeof key))
+        return;
+    print_macro_name(out, prefix, key);
+    Text t = duration(f->value);
+    char *space = strchr(t.s, ' ');
+    *space = '\0';
+    fprintf(out, "%s\\,%s}\n", t.s,
+            strcmp(space + 1, "us") == 0 ? "\\ensuremath{\\mu}s" : space + 1);
 }
 
 int report_requested(Option *options)

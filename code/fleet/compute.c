@@ -22,7 +22,7 @@ static void derive_training_time(TrainingTime *t)
     count_training_flops(t);
     t->flops_per_second = fleet_flops_per_second(t, t->gpus);
     t->seconds = t->flops / t->flops_per_second;               /* 2.96e6 s */
-    t->gpu_hours = t->gpus * t->seconds / SECONDS_PER_HOUR;    /* 843,000  */
+    t->gpu_hours = t->gpus * t->seconds / SECONDS_PER_HOUR;
 }
 
 static double gpus_for_deadline(const TrainingTime *t, double days)
@@ -30,9 +30,9 @@ static double gpus_for_deadline(const TrainingTime *t, double days)
     double per_gpu = t->gpu->peak_flops * t->mfu * days * SECONDS_PER_DAY;
     return ceil_count(t->flops / per_gpu);
 }
-static Text seconds_of(double seconds)      /* 2.96e6 for a run, 38.5 */
+static Text seconds_of(double seconds, int digits) /* 2.96e6, 38.5 */
 {
-    return seconds >= 1e4 ? sci(seconds, 3) : sig(seconds, 3);
+    return seconds >= 1e4 ? sci(seconds, digits) : sig(seconds, digits);
 }
 
 static Text whole_above_thousand(double x)  /* 842,602 but 0.0042 */
@@ -50,7 +50,7 @@ static void print_rate_and_time(FILE *out, const TrainingTime *t, double gpus)
     fprintf(out, "time           = %s ÷ %s FLOP/s = ", sci(t->flops, 3).s,
             sci(rate, 3).s);
     if (seconds >= 120)            /* the seconds, then a unit one reads */
-        fprintf(out, "%s s = ", seconds_of(seconds).s);
+        fprintf(out, "%s s = ", seconds_of(seconds, 3).s);
     fprintf(out, "%s\n", duration(seconds).s);
 }
 
@@ -58,7 +58,7 @@ static void print_gpu_hours(FILE *out, const TrainingTime *t)
 {
     if (t->seconds >= 1)
         fprintf(out, "GPU-hours      = %s × %s s ÷ 3,600 = %s\n",
-                grouped(t->gpus).s, seconds_of(t->seconds).s,
+                grouped(t->gpus).s, seconds_of(t->seconds, 4).s,
                 whole_above_thousand(t->gpu_hours).s);
     else                                        /* 8 × 1.9 ms ÷ 3,600 s */
         fprintf(out, "GPU-hours      = %s × %s ÷ 3,600 s = %s\n",

@@ -404,7 +404,7 @@ static void print_plan(FILE *out, const Plan *p, const Fleet *f,
     fprintf(out, "MFU            = %s ÷ (%s × %s) = %s %%\n",
             sci(p->model_flops, 3).s, duration(p->step_s).s,
             eng(f->gpu->peak_flops).s, sig(100 * p->mfu, 3).s);
-    fprintf(out, "NIC ÷ compute  = %s\n", sig(p->comm_compute_ratio, 2).s);
+    fprintf(out, "NIC ÷ compute  = %s\n", sig(p->comm_compute_ratio, 3).s);
 }
 
 /* printf pads by bytes, and each × takes two. */
@@ -432,7 +432,7 @@ static int seen_before(const PlanList *list, int i)
 /* The best variant of each of the next layouts, one row each. */
 static void print_runners_up(FILE *out, const PlanList *list, int rows)
 {
-    fprintf(out, "\n%2s %-22s %-5s %2s %3s %2s %-9s %7s %5s %4s %4s %4s\n",
+    fprintf(out, "\n%2s %-22s %-5s %2s %3s %2s %-9s %7s %5s %4s %4s %6s\n",
             "", "layout", "sched", "v", "m", "b", "recompute", "memory",
             "step", "MFU", "bubl", "NIC");
     for (int i = 0, shown = 0; i < list->count && shown < rows; i++) {
@@ -440,7 +440,7 @@ static void print_runners_up(FILE *out, const PlanList *list, int rows)
             continue;
         const Plan *p = &list->plans[i];
         const Layout *l = &p->l;
-        fprintf(out, "%2d %-*s %-5s %2g %3g %2g %-9s %7s %5s %4s %4s %4s%s\n",
+        fprintf(out, "%2d %-*s %-5s %2g %3g %2g %-9s %7s %5s %4s %4s %6s%s\n",
                 ++shown, 22 + multiplication_signs(layout_name(l).s),
                 layout_name(l).s,
                 l->pp == 1 ? "-" : l->chunks > 1 ? "inter" : "1f1b",
@@ -448,7 +448,7 @@ static void print_runners_up(FILE *out, const PlanList *list, int rows)
                 recompute_name(l->recompute), bytes_auto(p->memory.total).s,
                 sig(p->step_s, 3).s, sig(100 * p->mfu, 2).s,
                 sig(100 * p->bubble_s / p->step_s, 2).s,
-                sig(p->comm_compute_ratio, 2).s, p->fits ? "" : " (no fit)");
+                sig(p->comm_compute_ratio, 3).s, p->fits ? "" : " (no fit)");
     }
 }
 static void report_plan(Report *r, const Plan *p, const Fleet *f)
@@ -538,7 +538,7 @@ int layout_main(int argc, char **argv)
           "part's)", 0, NULL, 0 },
         { "--nvlink-gbs", OPT_NUMBER, 1e5, "NVLink GB/s each way per GPU (default: "
           "the part's)", 0, NULL, 0 },
-        { "--nic-gbps", OPT_NUMBER, 1e5, "NIC Gbit/s each way per GPU (default: the "
+        { "--nic-gbps", OPT_NUMBER, 1e5, "NIC Gbps each way per GPU (default: the "
           "part's)", 0, NULL, 0 },
         /* the work */
         { "--batch-tokens", OPT_COUNT, 1e12, "tokens per optimizer step", 2097152,

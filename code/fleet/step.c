@@ -143,7 +143,7 @@ static void print_step(FILE *out, const Step *s)
             fprintf(out, "  comm ÷ compute = %s ÷ %s = %s\n",
                     duration(s->link_seconds[k]).s,
                     duration(s->compute_seconds).s,
-                    sig(s->link_seconds[k] / s->compute_seconds, 2).s);
+                    sig(s->link_seconds[k] / s->compute_seconds, 3).s);
     }
 }
 static void report_step(Report *r, const Step *s)
@@ -235,7 +235,7 @@ int step_main(int argc, char **argv)
         { "--link-efficiency", OPT_NUMBER, 1,
           "fraction of each link's line rate a collective reaches", 1, NULL, 0 },
         { "--nic-gbps", OPT_NUMBER, 1e5,
-          "NIC line rate per GPU in Gbit/s (default: the part's)", 0, NULL, 0 },
+          "NIC line rate per GPU in Gbps (default: the part's)", 0, NULL, 0 },
         { "--in-network", OPT_SWITCH, 0,
           "all-reduce in the switches (NVLS, SHARP) where the part has them",
           0, NULL, 0 },

@@ -57,7 +57,7 @@ static void print_tp_block(FILE *out, const TpBlock *b)
             sci(b->flops_per_block, 3).s, eng(b->gpu->peak_flops).s,
             sig(100 * b->mfu, 3).s, duration(b->compute_seconds_per_block).s);
     fprintf(out, "  comm ÷ compute = %s\n\n",
-            sig(b->comm_seconds_per_block / b->compute_seconds_per_block, 2).s);
+            sig(b->comm_seconds_per_block / b->compute_seconds_per_block, 3).s);
     fprintf(out, "per micro-batch, %s: %s sent (%s elements),\n"
             "  %s on the link against %s of compute\n",
             counted(L, "layer", "layers").s,

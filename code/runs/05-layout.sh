@@ -67,13 +67,25 @@ function grouped(x,   s) {              # 1,024, as every printer groups
     while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
     return s
 }
+function duration(x,   v, u, w) {     # 388 ms, as duration() writes it
+    if (x == 0) return "0\\,s"
+    if (x < 1e-3)        { v = x * 1e6; u = "\\ensuremath{\\mu}s" }
+    else if (x < 1)      { v = x * 1e3; u = "ms" }
+    else if (x < 600)    { v = x; u = "s" }
+    else if (x < 7200)   { v = x / 60; u = "min" }
+    else if (x < 172800) { v = x / 3600; u = "h" }
+    else                 { v = x / 86400; u = "days" }
+    w = sprintf("%.3g", v)
+    if (w ~ /e/) w = sprintf("%.0f", v)
+    return w "\\," u
+}
 BEGIN {
     printf "\\newcommand{\\TpWideRingGb}{%s}\n", grouped(b / m / 1e9)
-    printf "\\newcommand{\\TpWideNicS}{%.1f}\n", b / m / 50e9
-    printf "\\newcommand{\\TpWideMicroComputeS}{%.2f}\n",
-           6e11 * 16384 / 16 / (989e12 * 0.4)
+    printf "\\newcommand{\\TpWideNicTime}{%s}\n", duration(b / m / 50e9)
+    printf "\\newcommand{\\TpWideMicroComputeTime}{%s}\n",
+           duration(6e11 * 16384 / 16 / (989e12 * 0.4))
     printf "\\newcommand{\\TpWideMicroCount}{%d}\n", m
-    printf "\\newcommand{\\TpWideSpreadS}{%.2g}\n", t / 8 }' \
+    printf "\\newcommand{\\TpWideSpreadTime}{%s}\n", duration(t / 8) }' \
     > "$numbers/05-tp16-micro.tex"
 # What decides A against B: FSDP's exposed seconds (A's exposed less the
 # tensor-parallel all-reduces both pay) against B's bubble and B's exposed
@@ -87,10 +99,24 @@ for d in "400 A" "200 Aslow"; do
         -v bb="$(best bubble_s $B --nic-gbps $1)" \
         -v be="$(best exposed_s $B --nic-gbps $1)" \
         -v bt="$(best tp_s $B --nic-gbps $1)" \
-        -v bs="$(best step_time_s $B --nic-gbps $1)" -v n="$2" 'BEGIN {
-        printf "\\newcommand{\\Ab%sFsdpExposedS}{%.2f}\n", n, ae - at
-        printf "\\newcommand{\\Ab%sBubbleS}{%.2f}\n", n, bb
-        printf "\\newcommand{\\Ab%sBWaitS}{%.2f}\n", n, be - bt
+        -v bs="$(best step_time_s $B --nic-gbps $1)" -v n="$2" '
+function duration(x,   v, u, w) {     # 388 ms, as duration() writes it
+    if (x == 0) return "0\\,s"
+    if (x < 1e-3)        { v = x * 1e6; u = "\\ensuremath{\\mu}s" }
+    else if (x < 1)      { v = x * 1e3; u = "ms" }
+    else if (x < 600)    { v = x; u = "s" }
+    else if (x < 7200)   { v = x / 60; u = "min" }
+    else if (x < 172800) { v = x / 3600; u = "h" }
+    else                 { v = x / 86400; u = "days" }
+    w = sprintf("%.3g", v)
+    if (w ~ /e/) w = sprintf("%.0f", v)
+    return w "\\," u
+}
+BEGIN {
+        printf "\\newcommand{\\Ab%sFsdpExposedTime}{%s}\n", n,
+               duration(ae - at)
+        printf "\\newcommand{\\Ab%sBubbleTime}{%s}\n", n, duration(bb)
+        printf "\\newcommand{\\Ab%sBWaitTime}{%s}\n", n, duration(be - bt)
         printf "\\newcommand{\\Ab%sWinner}{%s}\n", n, as < bs ? "A" : "B"
         printf "\\newcommand{\\Ab%sMargin}{%.0f\\,\\%%}\n", n,
                100 * (as < bs ? (bs - as) / bs : (as - bs) / as) }'
@@ -212,9 +238,9 @@ END { printf "\\newcommand{\\SearchAbove}{%s}\n", grouped(above)
 {
     $fleet layout $A --csv | sed -n 1p | sed 's/^/label,/'
     for case in "A:$A" "B:$B" "B-full:$B --recompute full" \
-                "TP4.PP8:--tp 4 --pp 8 --dp 32 --fsdp 0" \
-                "TP8.PP4:--tp 8 --pp 4 --dp 32 --fsdp 0" \
-                "TP8.DP128:--tp 8 --pp 1 --dp 128 --fsdp 0 --recompute full"; do
+                "TP4 × PP8:--tp 4 --pp 8 --dp 32 --fsdp 0" \
+                "TP8 × PP4:--tp 8 --pp 4 --dp 32 --fsdp 0" \
+                "TP8 × DP128:--tp 8 --pp 1 --dp 128 --fsdp 0 --recompute full"; do
         label=${case%%:*}
         $fleet layout ${case#*:} --csv | sed -n 2p | sed "s/^/$label,/"
     done

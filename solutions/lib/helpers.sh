@@ -20,6 +20,22 @@ calc() {
     awk "BEGIN { printf \"$1\", $2 }"
 }
 
+# duration SECONDS: a time in the unit a person reads it, three significant
+# figures and the unit, as the tools' --latex reports write it: 388\,ms.
+duration() {
+    awk -v x="$1" 'BEGIN {
+        if (x == 0) { print "0\\,s"; exit }
+        if (x < 1e-3)        { v = x * 1e6; u = "\\ensuremath{\\mu}s" }
+        else if (x < 1)      { v = x * 1e3; u = "ms" }
+        else if (x < 600)    { v = x; u = "s" }
+        else if (x < 7200)   { v = x / 60; u = "min" }
+        else if (x < 172800) { v = x / 3600; u = "h" }
+        else                 { v = x / 86400; u = "days" }
+        w = sprintf("%.3g", v)
+        if (w ~ /e/) w = sprintf("%.0f", v)
+        print w "\\," u }'
+}
+
 # grouped NUMBER: a whole number with thousands separators, 12,345.
 grouped() {
     echo "$1" | sed -e ':a' -e 's/^\([0-9]*[0-9]\)\([0-9]\{3\}\)/\1,\2/' -e 'ta'
@@ -34,14 +50,49 @@ json() {
     echo "$v"
 }
 
+# show FILE PROGRAM ARGS...: run PROGRAM with ARGS and write FILE as a
+# reader sees it at a terminal: the command after a "$ " prompt (the
+# program's name alone, wrapped at 72 columns with a backslash, a flag on
+# the line of its value), then what
+# it printed. The quote helpers below keep that command and cut what follows.
+show() {
+    f=$1 prog=$2
+    shift 2
+    "$prog" "$@" --output "$f.out"
+    { echo "$(basename "$prog")" "$@" | awk '{
+          line = "$"
+          for (i = 1; i <= NF; i++) {
+              word = $i             # a flag stays on the line of its value
+              if (word ~ /^-/ && i < NF && $(i + 1) !~ /^-/)
+                  word = word " " $(++i)
+              if (length(line) + 1 + length(word) > 70) {
+                  print line " \\"
+                  line = "     "
+              }
+              line = line " " word
+          }
+          print line }'
+      cat "$f.out"; } > "$f"
+    rm -f "$f.out"
+}
+
+# The awk that every quote helper shares: the command at the head of a
+# transcript ("$ " and the lines its backslashes continue) passes unchanged;
+# the helper's own rules see only the lines after it.
+quote_head='NR == 1 && /^\$ / { head = 1 }
+    head { print; if (!/\\$/) head = 0; next }'
+
 # quote FILE PATTERN: cut the transcript FILE, in place, to the paragraphs
 # (runs of lines between blank lines) whose first line matches the extended
 # regular expression PATTERN, so that a solution shows the part of a
 # derivation it discusses and not the whole of it. A pattern that matches no
 # paragraph stops the script.
 quote() {
-    awk -v re="$2" 'BEGIN { RS = "" }
-        $0 ~ ("^(" re ")") { printf "%s%s\n", n++ ? "\n" : "", $0 }
+    awk -v re="$2" "$quote_head"'
+        /^$/ { para = 0; next }
+        !para { para = 1; keep = $0 ~ ("^(" re ")")
+                if (keep && n++) print "" }
+        keep { print }
         END { exit n == 0 }' "$1" > "$1.quoted" \
         || { echo "$0: no paragraph of $1 starts with $2" >&2;
              rm -f "$1.quoted"; exit 1; }
@@ -51,7 +102,23 @@ quote() {
 # quote_lines FILE PATTERN: cut FILE, in place, to its lines that match the
 # extended regular expression PATTERN; none stops the script.
 quote_lines() {
-    grep -E "$2" "$1" > "$1.quoted" \
+    awk -v re="$2" "$quote_head"'
+        $0 ~ re { print; n++ }
+        END { exit n == 0 }' "$1" > "$1.quoted" \
+        || { echo "$0: no line of $1 matches $2" >&2;
+             rm -f "$1.quoted"; exit 1; }
+    mv "$1.quoted" "$1"
+}
+
+# quote_range FILE FIRST LAST: cut FILE, in place, to the lines from the first
+# that matches FIRST to the next that matches LAST (both extended regular
+# expressions), as sed -n '/FIRST/,/LAST/p' would; none stops the script.
+quote_range() {
+    awk -v first="$2" -v last="$3" "$quote_head"'
+        !on && $0 ~ first { on = 1 }
+        on { print; n++ }
+        on && n > 1 && $0 ~ last { on = 0 }
+        END { exit n == 0 }' "$1" > "$1.quoted" \
         || { echo "$0: no line of $1 matches $2" >&2;
              rm -f "$1.quoted"; exit 1; }
     mv "$1.quoted" "$1"

@@ -168,10 +168,12 @@ sub read_macros {
 }
 
 # A number as a macro prints it: (value, half a unit in its last place),
-# with its unit applied. Handles 1,023 and 0.9766 and -0.626 and 25\,GB and 40\,\% and
+# with its unit applied. Handles 1,023 and 0.9766 and -0.626 and 25\,GB and
+# 388\,ms and 40\,\% and
 # \ensuremath{1.23\times10^{15}}; returns () for anything else.
 my %unit = (B => 1, kB => 1e3, MB => 1e6, GB => 1e9, TB => 1e12, PB => 1e15,
-            '%' => 1);
+            '%' => 1, s => 1, ms => 1e-3, '\\ensuremath{\\mu}s' => 1e-6,
+            min => 60, h => 3600, days => 86400);
 sub printed_number {
     my ($text) = @_;
     return () unless defined $text;
