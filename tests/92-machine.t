@@ -7,9 +7,10 @@
 # there, positive and finite; each spread is a pair of non-negative numbers
 # with the median between them; minigpt, matmul-bench and fleet report
 # exactly the file's peak, so that no two chapters can divide by different
-# peaks; the book's macros for the peak agree; every run script that trains
-# or times minigpt passes --machine; and a missing, garbled or incomplete
-# file is refused with one line and status 2.
+# peaks; the book's macros for the peak agree, and the benchmark's share of
+# it prints with the same digits in its transcript; every run script that
+# trains or times minigpt passes --machine; and a missing, garbled or
+# incomplete file is refused with one line and status 2.
 #
 # Run after `make`:  prove -v tests/92-machine.t
 use strict;
@@ -186,6 +187,19 @@ SKIP: {
     my ($pk) = printed_number($tr{TrainPeakFlops} // '');
     is($s{TrainMatmulShareOfPeak}, sprintf('%.0f\\,\\%%', 100 * ($mm // 0) / ($pk || 1)),
        'the matrix multiplies\' share of the peak is the ratio of the printed rates');
+}
+
+# The benchmark's transcript and the book's sentence give its fastest
+# product's share of the peak with the same digits.
+SKIP: {
+    my $transcript = slurp("$root/build/transcripts/06-bench.txt");
+    my $bench = slurp("$root/build/numbers/06-bench.tex");
+    skip 'chapter 6 has not run (make)', 1
+        unless defined $transcript && defined $bench;
+    my ($printed) = $transcript =~ /^fastest product .* = (\S+) %/m;
+    my %b = %{ read_macros("$root/build/numbers/06-bench.tex") };
+    is($b{BenchBestFractionOfPeak}, ($printed // 'no share') . '\\,\\%',
+       'the fastest product\'s share of the peak: the transcript\'s digits');
 }
 
 # Every run script that trains or times minigpt, or times the benchmark,

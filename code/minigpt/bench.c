@@ -188,9 +188,9 @@ static void print_table(FILE *f, const Product *p, const Timing *t, int n,
             counted(s->repeats, "repeat", "repeats").s, s->ratio,
             s->time_ratio);
     if (s->peak > 0)
-        fprintf(f, "fastest product %.0f GF/s = %.1f %% of one core's peak, "
-                "%.0f GF/s (%s)\n", s->best / 1e9, 100 * s->best / s->peak,
-                s->peak / 1e9, s->machine);
+        fprintf(f, "fastest product %.0f GF/s = %s %% of one core's peak, "
+                "%.0f GF/s (%s)\n", s->best / 1e9,
+                sig(100 * s->best / s->peak, 3).s, s->peak / 1e9, s->machine);
     fprintf(f, "(one core of %s, %d %s)\n", s->cpu, s->cores,
             s->cores == 1 ? "core" : "cores");
     fprintf(f, "BLAS: %s\n", s->blas_config);

@@ -216,20 +216,20 @@ static BlockActivations block_activations(Model *m, int l, int B)
 {
     const ModelConfig c = m->config;
     const Activations *a = &m->acts;
-    size_t N = (size_t)B * c.seq, NC = N * c.hidden, L = (size_t)l;
+    size_t N = (size_t)B * c.seq, BTC = N * c.hidden, L = (size_t)l;
     size_t TT = (size_t)B * c.heads * c.seq * c.seq;
     return (BlockActivations){
-        .x = l == 0 ? a->encoded : a->res3 + (L - 1) * NC,
-        .ln1 = a->ln1 + L * NC, .ln1_mean = a->ln1_mean + L * N,
+        .x = l == 0 ? a->encoded : a->res3 + (L - 1) * BTC,
+        .ln1 = a->ln1 + L * BTC, .ln1_mean = a->ln1_mean + L * N,
         .ln1_rstd = a->ln1_rstd + L * N,
-        .qkv = a->qkv + L * 3 * NC,                  /* (B, T, 3C)    */
+        .qkv = a->qkv + L * 3 * BTC,                 /* (B, T, 3C)    */
         .att = a->att + L * TT,                      /* (B, H, T, T)  */
-        .atty = a->atty + L * NC, .res2 = a->res2 + L * NC,
-        .ln2 = a->ln2 + L * NC, .ln2_mean = a->ln2_mean + L * N,
+        .atty = a->atty + L * BTC, .res2 = a->res2 + L * BTC,
+        .ln2 = a->ln2 + L * BTC, .ln2_mean = a->ln2_mean + L * N,
         .ln2_rstd = a->ln2_rstd + L * N,
-        .fch = a->fch + L * 4 * NC,                  /* (B, T, 4C)    */
-        .fch_gelu = a->fch_gelu + L * 4 * NC,
-        .res3 = a->res3 + L * NC,
+        .fch = a->fch + L * 4 * BTC,                 /* (B, T, 4C)    */
+        .fch_gelu = a->fch_gelu + L * 4 * BTC,
+        .res3 = a->res3 + L * BTC,
     };
 }
 

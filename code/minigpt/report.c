@@ -145,7 +145,7 @@ void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "step_seconds_median", FIELD_REAL, dp->step_median);
     report_add(r, "step_intervals", FIELD_COUNT, dp->intervals_count);
     report_add(r, "weights_identical", FIELD_COUNT, dp->identical);
-    double n = dp->ranks;            /* word and N as above */
+    double n = dp->ranks;            /* word and N as in report_run */
     double most[HELD_KINDS] = { 0 }, k = set->micro;
     for (int i = 0; i < dp->ranks && dp->held_by_rank != NULL; i++)
         for (int j = 0; j < HELD_KINDS; j++)
