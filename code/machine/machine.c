@@ -209,10 +209,11 @@ static void machine_latex(FILE *f, const Machine *m, const char *prefix)
     macro(f, prefix, "PinnedSentence", m->pinned
           ? "each rank ran on its own core."
           : "the ranks were \\emph{not} pinned, and the point-to-point "
-            "figures below were measured with the two ranks free to share "
+            "figures were measured with the two ranks free to share "
             "a core.");
     macro(f, prefix, "Repeats", grouped(m->repeats).s);
     macro(f, prefix, "SecondsPerRepeat", sig(m->seconds, 3).s);
+    macro(f, prefix, "TimePerRepeat", duration(m->seconds).s);
     macro_figure(f, prefix, "PeakFlops", m->peak, 1, 1);
     macro_figure(f, prefix, "PeakGflops", m->peak, 1e9, 0);
     snprintf(text, sizeof text, "$%d\\times%d\\times%d$", m->gemm_m,

@@ -222,7 +222,7 @@ awk -v b="$(best step_time_s $llama --seq 8192 --gpus 16384)" \
     printf "\\newcommand{\\BigPubMargin}{%.0f\\,\\%%}\n", 100 * (p - b) / b }' \
     > "$numbers/05-big-margin.tex"
 $fleet layout --csv --output "$data/05-search.csv"
-# How many of the search's layouts lie off Figure 05-search's axes (12 s, 10 GB).
+# How many of the search's layouts lie off the search figure's axes (12 s, 10 GB).
 awk -F, '
 function grouped(x,   s) {              # 1,024, as every printer groups
     s = sprintf("%.0f", x)
