@@ -278,4 +278,14 @@ SKIP: {
                       '... and those with the largest errors');
 }
 
+# The report prints the two losses to the same precision (0.930, not 0.93).
+SKIP: {
+    my $train = slurp(root() . '/build/transcripts/06-train.txt');
+    skip 'chapter 6 has not run (make)', 1 unless defined $train;
+    my ($t, $v) = $train =~ /^loss\s+= (\S+) train, (\S+) validation/m;
+    my $figures = sub { (my $x = $_[0] // '') =~ s/^[0.]+//; $x =~ s/\.//; length $x };
+    ok(defined $v && $figures->($t) == 3 && $figures->($v) == 3,
+       "the training and validation losses both have three figures ($t, $v)");
+}
+
 done_testing();
