@@ -249,7 +249,7 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" \
                 "factor of %.2g: the allocator explains MPICH%ss fall, but " \
                 "not the whole of the difference.", heap, q,
                 bw["ring", largest], ratio, q))
-        # The range of the ring's rows from 16 MiB on, as per cent of the copy
+        # The range of the ring rows from 16 MiB on, as per cent of the copy
         # ("31 to 37", or one figure when both ends round alike).
         frac = ring_large / copy
         span_lo = sprintf("%.2g", 100 * ring_large_min / copy)
@@ -378,7 +378,11 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
         macro("DpBlockingMs", ms(blocking)); macro("DpComputeMs", ms(compute))
         macro("DpCommMs", ms(comm)); macro("DpSavedMs", ms(saved))
         macro("DpNoiseMs", ms(noise))
-        macro("DpExposedMs", ms(median("waited")))
+        # The wait, in the unit the report prints it in (us below 1 ms).
+        waited = median("waited")
+        macro("DpExposed", waited < 1e-3 \
+              ? sprintf("%.3g~µs", 1e6 * waited) \
+              : sprintf("%.3g~ms", 1e3 * waited))
         macro("DpOneTokens", grouped(tokens / one))
         macro("DpTwoTokens", grouped(2 * tokens / two))
         macro("DpBlockingTokens", grouped(2 * tokens / blocking))
