@@ -5,7 +5,10 @@ set xlabel 'step'
 set ylabel 'loss (nats per token)'
 set key top right
 set yrange [0:4.8]
-set grid ytics
+# Grid lines at whole nats, thin and grey, so that neither entropy line
+# (dashed and dotted, in colour) lies on one and looks like it.
+set ytics 1
+set grid ytics lw 0.5 lc rgb '#cccccc' dt 1
 log = data.'/06-loss.csv'
 plot log using 1:3 with lines lw 1 lc rgb '#4477aa' title 'training', \
      log using 1:($4 > 0 ? $4 : 1/0) with linespoints pt 7 ps 0.6 lw 2 \

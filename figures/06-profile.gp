@@ -12,6 +12,9 @@ set key top left Left reverse
 set grid ytics
 set offsets 0, 0, graph 0.08, 0  # headroom above the tallest bar
 file = data.'/06-profile.csv'
+# Headroom above the tallest stack, a sixth of its height, from the data.
+stats file skip 1 using (1000*($2 + $3 + $4)) nooutput
+set yrange [0:STATS_max * 7 / 6]
 plot file skip 1 using ($2*1000):xtic(1) title 'forward' lc rgb '#4477aa', \
      ''   skip 1 using ($3*1000) title 'backward' lc rgb '#ee6677', \
      ''   skip 1 using ($4*1000) title 'update' lc rgb '#228833'

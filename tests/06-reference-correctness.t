@@ -254,4 +254,38 @@ for my $shape (\%tiny,
     like($w, qr/\A[. |a-u]+\z/, '--vocab 24: letters a to u only');
 }
 
+# The text explains the fp32 check's errors by rounding: its largest errors
+# are named, and they must be the tensors with the smallest gradients.
+SKIP: {
+    my $fp32 = slurp(root() . '/build/transcripts/06-gradcheck-fp32.txt');
+    my $tex = root() . '/build/numbers/06-gradcheck.tex';
+    skip 'chapter 6 has not run (make)', 3 unless defined $fp32 && -f $tex;
+    my %m = %{ read_macros($tex) };
+    my (%g, %e);
+    while ($fp32 =~ /^(\w+)\s+([0-9.]+e[-+]\d+)\s+([0-9.]+e[-+]\d+)$/mg) {
+        ($g{$1}, $e{$1}) = ($2, $3);
+    }
+    my @by_e = sort { $e{$b} <=> $e{$a} } keys %e;
+    my @by_g = sort { $g{$a} <=> $g{$b} } keys %g;
+    is($m{GradcheckSingleMaxRelativeError}, sprintf('%.3g\\,\\%%', 100 * $e{$by_e[0]}),
+       'the text quotes the largest fp32 error of the transcript');
+    my @named = ($m{GradcheckSingleWorstTensors} // '') =~ /\\texttt\{([^}]+)\}/g;
+    s/\\_/_/g for @named;
+    ok(@named >= 2, 'at least two tensors are named as the worst');
+    is_deeply([sort @named], [sort @by_g[0 .. $#named]],
+              'the named tensors are those with the smallest gradients')
+        and is_deeply([sort @named], [sort @by_e[0 .. $#named]],
+                      '... and those with the largest errors');
+}
+
+# The report prints the two losses to the same precision (0.930, not 0.93).
+SKIP: {
+    my $train = slurp(root() . '/build/transcripts/06-train.txt');
+    skip 'chapter 6 has not run (make)', 1 unless defined $train;
+    my ($t, $v) = $train =~ /^loss\s+= (\S+) train, (\S+) validation/m;
+    my $figures = sub { (my $x = $_[0] // '') =~ s/^[0.]+//; $x =~ s/\.//; length $x };
+    ok(defined $v && $figures->($t) == 3 && $figures->($v) == 3,
+       "the training and validation losses both have three figures ($t, $v)");
+}
+
 done_testing();

@@ -378,9 +378,9 @@ for my $n (1, 2, 4) {
         my $from = $m{RingCollapseMib} * 1048576;
         my ($factor) = sort { $a <=> $b }
             map { $bw{ring}{$_} / $bw{mpi}{$_} } grep { $_ >= $from } @sizes;
-        my $want = sprintf('%.2g', $factor // 0);
+        my $want = int($factor // 0);
         like($m{RingCollapseSentence} // '', qr/at least \Q$want\E times as fast/,
-             'the collapse is quoted as the smallest measured factor, not a threshold');
+             'the collapse is quoted as the smallest measured factor, rounded down');
     }
     my $rs = $sizes[0] // 0;
     my $overlap = $lo{ring}{$rs} <= $hi{mpi}{$rs} && $lo{mpi}{$rs} <= $hi{ring}{$rs};
@@ -397,6 +397,11 @@ for my $n (1, 2, 4) {
     };
     is($m{RingLargeBestOfMemcpy}, sprintf('%.2g\\,\\%%', 100 * ($large // 0) / ($copy || 1)),
        'the drill quotes the best ring row of 16 MiB and more against the copy');
+    my ($small) = sort { $a <=> $b } map { $bw{ring}{$_} } grep { $_ >= 16777216 } @sizes;
+    my ($lo_pc, $hi_pc) = map { sprintf('%.2g', 100 * ($_ // 0) / ($copy || 1)) } $small, $large;
+    my $span = $lo_pc eq $hi_pc ? "$hi_pc\\,\\%" : "$lo_pc to $hi_pc\\,\\%";
+    like($m{RingMeansBandwidth} // '', qr/16~MiB and more at (only )?\Q$span\E of the rate/,
+         'What it means quotes the range of the ring rows from 16 MiB on');
 }
 
 # ------------------------------------------------- the benchmark can fail --

@@ -147,6 +147,18 @@ is($timing{compute}{weights_identical}, 0,
          $median{compute} - $median{1} > $spread ? qr/already take/
                                                  : qr/within what the runs differ/,
          'two ranks without an all-reduce are called slower than one only beyond the spread');
+    # What it means: the overlapped, blocking and compute-alone steps decide
+    # whether overlap hid part of the all-reduce or none of it.
+    my ($lost, $shared, $added) = ($median{2} - $median{1},
+        $median{compute} - $median{1}, $median{2} - $median{compute});
+    my $case = $lost <= $noise ? qr/no cost of the second rank/
+             : $shared <= $noise ? qr/what was lost is the all-reduce/
+             : $added <= $noise ? qr/by sharing one machine: the all-reduce itself/
+             : $saved > $noise ? qr/overlap did not hide, of the/
+             : $median{2} > $median{blocking} + $noise ? qr/Overlap hid none.*cost \S+ more than waiting/
+             : qr/Overlap hid none.*within the spread of the runs/;
+    like($m{DpMeansScaling} // '', $case,
+         'What it means follows the three step times: overlap hid part, or none');
 }
 
 # Bad layouts: one line, printed once, exit 2 on every rank, no hang.

@@ -252,8 +252,9 @@ static void print_results(FILE *f, const Row *rows, int count, const Setting *s)
             "spread: (slowest - fastest) / median\n",
             counted(s->repeats, "timed batch", "timed batches").s,
             counted(s->warmup, "warm-up call", "warm-up calls").s);
-    fprintf(f, "# memory copy %.2f GB/s on one core (memcpy); fresh pages "
-            "first touched at %.2f GB/s\n", s->copy_bw, s->touch_bw);
+    fprintf(f, "# memory copy %s GB/s on one core (memcpy); fresh pages "
+            "first touched at %s GB/s\n", sig(s->copy_bw, 3).s,
+            sig(s->touch_bw, 3).s);
     for (int op = 0; op < OPERATIONS; op++) {
         int header = 0;
         for (int i = 0; i < count; i++) {

@@ -302,7 +302,7 @@ typedef struct {
     double step_median;       /* s: their median after the warm-up,       */
                               /* the slowest rank's                       */
     int identical;            /* every rank ended with the same weights   */
-    int stage;                /* ZeRO stage; 0 keeps everything whole      */
+    int stage;                /* ZeRO stage; 0 keeps everything whole       */
     uint64_t seed;            /* of the initial weights                     */
     int units;                /* L + 2: embeddings, blocks, head            */
     size_t *unit_count;       /* (units) numbers in each unit               */
@@ -319,7 +319,7 @@ typedef struct {
     real *unit_buffer;        /* (largest_unit) a unit being reduced, or
                                  gathered after the step (stages 1, 2)      */
     double held[HELD_KINDS];  /* bytes held, by kind                        */
-    double (*held_by_rank)[HELD_KINDS];  /* on rank 0, every rank's          */
+    double (*held_by_rank)[HELD_KINDS];  /* on rank 0, every rank's         */
     double sent;              /* bytes sent by the steps                    */
     unsigned long long sent_mark;
     double sent_most;         /* the most any rank sent per step            */

@@ -187,6 +187,15 @@ static const char *text_field(const Report *r, const char *key)
     return field_named(r, key)->text;
 }
 
+/* Two losses side by side: three significant figures each, trailing zeros
+   kept, so that 0.930 and 0.881 are printed to the same precision. */
+static Text loss_text(double loss)
+{
+    Text t;
+    snprintf(t.s, sizeof t.s, "%#.3g", loss);
+    return t;
+}
+
 void print_run(FILE *out, const Report *r, const char *cpu,
                const Settings *set)
 {
@@ -208,7 +217,7 @@ void print_run(FILE *out, const Report *r, const char *cpu,
             "token\n", sig(F("unigram_entropy"), 3).s,
             sig(F("bigram_entropy"), 3).s);
     fprintf(out, "loss           = %s train, %s validation after %s %s\n",
-            sig(F("train_loss"), 3).s, sig(F("val_loss"), 3).s,
+            loss_text(F("train_loss")).s, loss_text(F("val_loss")).s,
             grouped(F("step")).s, plural(F("step"), "step", "steps"));
     fprintf(out, "speed          = %s tokens/s, the median of %s %s "
             "after %s warm-up\n", grouped(F("tokens_per_second")).s,

@@ -16,6 +16,61 @@ $bin/minigpt --gradcheck $tiny --output "$transcripts/06-gradcheck-fp32.txt"
 $bin/minigpt-fp64 --gradcheck $tiny --output "$transcripts/06-gradcheck.txt"
 $bin/minigpt-fp64 --gradcheck $tiny --latex Gradcheck \
                   --output "$numbers/06-gradcheck.tex"
+awk -v flags="$tiny" '
+    function tt(x) { gsub(/_/, "\\_", x); return "\\texttt{" x "}" }
+    function pc(x) { return sprintf("%.3g\\,\\%%", 100 * x) }
+    function sci(x,   m) {    # 8.1e-04 as $8.1\times10^{-4}$
+        split(sprintf("%.1e", x), m, "e")
+        return sprintf("\\ensuremath{%s\\times10^{%d}}", m[1], m[2])
+    }
+    function macro(name, value) {
+        printf "\\newcommand{\\%s}{%s}\n", name, value
+    }
+    NF == 3 && $2 ~ /^[0-9.]+e[-+][0-9]+$/ {
+        n++; name[n] = $1; g[n] = $2 + 0; e[n] = $3 + 0
+    }
+    END {
+        # by_g: the tensors by gradient, smallest first; by_e: by error,
+        # largest first.
+        for (i = 1; i <= n; i++) { by_g[i] = i; by_e[i] = i }
+        for (i = 2; i <= n; i++)
+            for (j = i; j > 1 && g[by_g[j - 1]] > g[by_g[j]]; j--) {
+                x = by_g[j]; by_g[j] = by_g[j - 1]; by_g[j - 1] = x
+            }
+        for (i = 2; i <= n; i++)
+            for (j = i; j > 1 && e[by_e[j - 1]] < e[by_e[j]]; j--) {
+                x = by_e[j]; by_e[j] = by_e[j - 1]; by_e[j - 1] = x
+            }
+        k = 0
+        for (m = 1; m < n; m++) {
+            split("", in_g)
+            for (i = 1; i <= m; i++) in_g[by_g[i]] = 1
+            same = 1
+            for (i = 1; i <= m; i++) if (!(by_e[i] in in_g)) same = 0
+            if (same) k = m
+        }
+        if (k < 2) {
+            printf "06-reference.sh: in the fp32 gradient check, the " \
+                   "tensors with the largest errors are not those with " \
+                   "the smallest gradients: the text would be " \
+                   "wrong\n" > "/dev/stderr"
+            exit 1
+        }
+        split("one two three four five six seven eight nine ten", word)
+        list = ""
+        for (i = 1; i <= k; i++)
+            list = list (i == 1 ? "" : i == k ? " and " : ", ") \
+                   tt(name[by_e[i]])
+        macro("GradcheckSingleFlags", "\\texttt{" flags "}")
+        macro("GradcheckSingleMaxRelativeError", pc(e[by_e[1]]))
+        macro("GradcheckSingleWorstCount", word[k])
+        macro("GradcheckSingleWorstTensors", list)
+        macro("GradcheckSingleWorstLow", pc(e[by_e[k]]))
+        macro("GradcheckSingleWorstGradLow", sci(g[by_g[1]]))
+        macro("GradcheckSingleWorstGradHigh", sci(g[by_g[k]]))
+        macro("GradcheckSingleOthersError", pc(e[by_e[k + 1]]))
+        macro("GradcheckSingleOthersGrad", sci(g[by_g[k + 1]]))
+    }' "$transcripts/06-gradcheck-fp32.txt" >> "$numbers/06-gradcheck.tex"
 $bin/minigpt --verify --micro-batches 4 --output "$transcripts/06-verify.txt"
 $bin/minigpt --verify --micro-batches 4 --latex Verify \
              --output "$numbers/06-verify.tex"

@@ -107,6 +107,9 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" \
         }
         if ($2 == "ring" && size >= 16777216 && $7 > ring_large)
             ring_large = $7
+        if ($2 == "ring" && size >= 16777216 \
+            && (ring_large_min == "" || $7 < ring_large_min))
+            ring_large_min = $7
         if (smallest == "" || size + 0 < smallest + 0) smallest = size
         if (size > largest) largest = size
         sizes[size] = 1
@@ -155,15 +158,16 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" \
             else collapse = 0
         sentence("RingMpiCollapses", collapse ? 1 : 0)
         sentence("RingCollapseMib", collapse ? collapse / 1048576 : 0)
-        # How far behind: the smallest factor from the collapse on.
+        # How far behind: the smallest factor from the collapse on, rounded
+        # down, so that "at least" holds for every row.
         factor = 0
         for (s = collapse; collapse && s <= largest; s *= 2)
             if (!factor || bw["ring", s] / bw["mpi", s] < factor)
                 factor = bw["ring", s] / bw["mpi", s]
         sentence("RingCollapseSentence", collapse ? sprintf("From " \
-            "%d~MiB on, the ring runs at least %.2g times as fast as MPICH " \
+            "%d~MiB on, the ring runs at least %d times as fast as MPICH " \
             "(at %d~MiB, %.3g against %.3g~GB/s).", collapse / 1048576,
-            factor, collapse / 1048576, bw["ring", collapse],
+            int(factor), collapse / 1048576, bw["ring", collapse],
             bw["mpi", collapse]) : "")
         sentence("RingNoCollapseSentence", sprintf("At the largest size " \
             "MPICH runs at %.3g~GB/s and the ring at %.3g~GB/s.",
@@ -245,22 +249,34 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" \
                 "factor of %.2g: the allocator explains MPICH%ss fall, but " \
                 "not the whole of the difference.", heap, q,
                 bw["ring", largest], ratio, q))
+        # The range of the ring rows from 16 MiB on, as per cent of the copy
+        # ("31 to 37", or one figure when both ends round alike).
         frac = ring_large / copy
-        if (frac >= 0.5)
+        span_lo = sprintf("%.2g", 100 * ring_large_min / copy)
+        span_hi = sprintf("%.2g", 100 * frac)
+        span = span_lo == span_hi ? span_hi "\\,\\%" \
+                                  : span_lo " to " span_hi "\\,\\%"
+        if (ring_large_min / copy >= 0.5)
             sentence("RingMeansBandwidth", sprintf("On this machine the ring " \
-                "carried buffers of 16~MiB and more at %.2g\\,\\%% of the rate " \
+                "carried buffers of 16~MiB and more at %s of the rate " \
                 "at which one core copies memory, within a factor of two of " \
                 "that ceiling: what limits a large all-reduce is the medium " \
                 "the bytes cross, and only a faster medium would make it much " \
-                "faster.", 100 * frac))
-        else
+                "faster.", span))
+        else if (frac < 0.5)
             sentence("RingMeansBandwidth", sprintf("On this machine the ring " \
-                "carried buffers of 16~MiB and more at only %.2g\\,\\%% of the " \
+                "carried buffers of 16~MiB and more at only %s of the " \
                 "rate at which one core copies memory. The ring already sends " \
                 "the fewest bytes that messages between ranks allow, so the " \
                 "gap is in how the bytes cross: a message between processes " \
                 "passes through memory more than once, and the ranks add as " \
-                "well as copy.", 100 * frac))
+                "well as copy.", span))
+        else
+            sentence("RingMeansBandwidth", sprintf("On this machine the ring " \
+                "carried buffers of 16~MiB and more at %s of the rate at which " \
+                "one core copies memory: the largest came within a factor of " \
+                "two of that ceiling and the others did not, so the medium " \
+                "limits a large all-reduce only in part.", span))
         if (collapse)
             sentence("RingMeansAllocator", sprintf("The second lesson is " \
                 "that a slower row has found a cost, not yet its cause. From " \
@@ -362,7 +378,11 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
         macro("DpBlockingMs", ms(blocking)); macro("DpComputeMs", ms(compute))
         macro("DpCommMs", ms(comm)); macro("DpSavedMs", ms(saved))
         macro("DpNoiseMs", ms(noise))
-        macro("DpExposedMs", ms(median("waited")))
+        # The wait, in the unit the report prints it in (us below 1 ms).
+        waited = median("waited")
+        macro("DpExposed", waited < 1e-3 \
+              ? sprintf("%.3g~µs", 1e6 * waited) \
+              : sprintf("%.3g~ms", 1e3 * waited))
         macro("DpOneTokens", grouped(tokens / one))
         macro("DpTwoTokens", grouped(2 * tokens / two))
         macro("DpBlockingTokens", grouped(2 * tokens / blocking))
@@ -441,12 +461,29 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
                   "longer than a step on one, and the two ranks lost it with no " \
                   "all-reduce at all, by sharing one machine: the all-reduce " \
                   "itself added less than the runs differ.", ms(lost)))
-        else
+        else if (saved > noise)
             macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
                   "longer than a step on one: %s~ms of it the two ranks pay " \
                   "with no all-reduce at all, by sharing one machine, and " \
-                  "%s~ms is the all-reduce that overlap did not hide.",
-                  ms(lost), ms(shared), ms(added)))
+                  "%s~ms (the overlapped step of %s~ms against the compute " \
+                  "alone, %s~ms) is the part of the all-reduce that overlap " \
+                  "did not hide, of the %s~ms that the blocking step of %s~ms " \
+                  "pays for it.",
+                  ms(lost), ms(shared), ms(added), ms(two), ms(compute),
+                  ms(comm), ms(blocking)))
+        else
+            macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
+                  "longer than a step on one: %s~ms of it the two ranks pay " \
+                  "with no all-reduce at all, by sharing one machine, and the " \
+                  "rest is the all-reduce. Overlap hid none of it that these " \
+                  "runs can measure: the overlapped step took %s~ms and the " \
+                  "blocking one %s~ms, %s.",
+                  ms(lost), ms(shared), ms(two), ms(blocking),
+                  two > blocking + noise \
+                  ? sprintf("so starting the all-reduce early cost %s~ms " \
+                            "more than waiting for it", ms(two - blocking)) \
+                  : sprintf("%s~ms apart, within the spread of the runs",
+                            ms(two > blocking ? two - blocking : blocking - two))))
         if (comm <= noise)
             macro("DpMeansComm", sprintf("For this model the whole gradient%ss " \
                   "all-reduce, blocking, adds %s~ms to a step of %s~ms of " \
