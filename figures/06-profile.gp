@@ -10,7 +10,6 @@ set xtics rotate by 35 right nomirror scale 0
 set bmargin 5
 set key top left Left reverse
 set grid ytics
-set offsets 0, 0, graph 0.08, 0  # headroom above the tallest bar
 file = data.'/06-profile.csv'
 # Headroom above the tallest stack, a sixth of its height, from the data.
 stats file skip 1 using (1000*($2 + $3 + $4)) nooutput

@@ -449,6 +449,13 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
                   "differ, so these runs show no cost of the second rank: as " \
                   "far as they can tell, two ranks did twice the work in the " \
                   "same time.", ms(noise)))
+        else if (shared <= noise && added <= noise)
+            macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
+                  "longer than a step on one, but neither part of it, %s~ms " \
+                  "for sharing the machine and %s~ms for the all-reduce, is " \
+                  "larger than the %s~ms by which the runs differ, so these " \
+                  "runs cannot say which of the two cost it.",
+                  ms(lost), ms(shared), ms(added), ms(noise)))
         else if (shared <= noise)
             macro("DpMeansScaling", sprintf("A step on two ranks took %s~ms " \
                   "longer than a step on one. Without the all-reduce the two " \
