@@ -216,6 +216,14 @@ sub bytes_text {
     return "${b}B";
 }
 
+# A time as the programs print it: us below a millisecond, ms below a second.
+sub duration_text {
+    my ($s) = @_;
+    return three_figures($s * 1e6) . 'us' if $s < 1e-3;
+    return three_figures($s * 1e3) . 'ms' if $s < 1;
+    return three_figures($s) . 's';
+}
+
 sub gpus_text { my ($n) = @_; return grouped($n) . ($n == 1 ? 'GPU' : 'GPUs') }
 
 my %key_numbers = (
@@ -248,10 +256,10 @@ my %key_numbers = (
                gpus_text($hand{'1.6'}{gpus_min}),
                gpus_text($hand{'1.6 lean'}{whole}) ],
     '1.7' => [ bytes_text($hand{'1.7 ranks'}{ckpt_bytes}),
-               three_figures($hand{'1.7 ranks'}{seconds}) . 's',
-               three_figures($hand{'1.7 one'}{seconds}) . 's',
+               duration_text($hand{'1.7 ranks'}{seconds}),
+               duration_text($hand{'1.7 one'}{seconds}),
                bytes_text($hand{'1.7 master'}{ckpt_bytes}),
-               three_figures($hand{'1.7 master'}{seconds}) . 's' ],
+               duration_text($hand{'1.7 master'}{seconds}) ],
     '1.8' => [ bytes_text($hand{'1.8 floor'}{sharded}),
                gpus_text($hand{'1.8 all'}{gpus_min}),
                gpus_text($hand{'1.8 all'}{whole}),

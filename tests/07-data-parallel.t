@@ -152,6 +152,8 @@ is($timing{compute}{weights_identical}, 0,
     my ($lost, $shared, $added) = ($median{2} - $median{1},
         $median{compute} - $median{1}, $median{2} - $median{compute});
     my $case = $lost <= $noise ? qr/no cost of the second rank/
+             : $shared <= $noise && $added <= $noise
+                 ? qr/runs cannot say which of the two cost it/
              : $shared <= $noise ? qr/what was lost is the all-reduce/
              : $added <= $noise ? qr/by sharing one machine: the all-reduce itself/
              : $saved > $noise ? qr/overlap did not hide, of the/

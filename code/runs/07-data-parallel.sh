@@ -492,11 +492,12 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
                   : sprintf("%s~ms apart, within the spread of the runs",
                             ms(two > blocking ? two - blocking : blocking - two))))
         if (comm <= noise)
-            macro("DpMeansComm", sprintf("For this model the whole gradient%ss " \
-                  "all-reduce, blocking, adds %s~ms to a step of %s~ms of " \
-                  "compute, less than the runs differ among themselves: the " \
-                  "runs cannot tell its cost from the machine%ss noise.", q,
-                  ms(comm), ms(compute), q))
+            macro("DpMeansComm", sprintf("For this model a step with the " \
+                  "whole gradient%ss all-reduce, blocking, took %s~ms %s than " \
+                  "the %s~ms of the compute alone, less than the runs differ " \
+                  "among themselves: the runs cannot tell its cost from the " \
+                  "machine%ss noise.", q, ms(comm >= 0 ? comm : -comm),
+                  comm >= 0 ? "longer" : "less", ms(compute), q))
         else
             macro("DpMeansComm", sprintf("For this model the whole gradient%ss " \
                   "all-reduce, blocking, adds %s~ms to a step of %s~ms of " \
