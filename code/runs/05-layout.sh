@@ -7,6 +7,27 @@ A="--tp 8 --pp 1 --dp 128 --fsdp 1"
 B="--tp 8 --pp 8 --dp 16 --fsdp 0 --schedule 1f1b --micro-batch 1"
 llama="--layers 126 --hidden 16384 --ffn 53248 --gated --heads 128
        --kv-heads 8 --vocab 128000 --batch-tokens 16777216"
+# The awk functions that write numbers as every printer does: grouped, 1,024,
+# and duration, 388 ms, as format.c's duration() writes a time.
+formats='
+function grouped(x,   s) {              # 1,024, as every printer groups
+    s = sprintf("%.0f", x)
+    while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
+    return s
+}
+function duration(x,   v, u, w) {     # 388 ms, as duration() writes it
+    if (x == 0) return "0\\,s"
+    if (x < 1e-3)        { v = x * 1e6; u = "\\ensuremath{\\mu}s" }
+    else if (x < 1)      { v = x * 1e3; u = "ms" }
+    else if (x < 600)    { v = x; u = "s" }
+    else if (x < 7200)   { v = x / 60; u = "min" }
+    else if (x < 172800) { v = x / 3600; u = "h" }
+    else                 { v = x / 86400; u = "days" }
+    w = sprintf("%.3g", v)
+    if (w ~ /e/) w = sprintf("%.0f", v)
+    return w "\\," u
+}
+'
 
 # best KEY FLAGS...: one field of the best layout fleet layout finds.
 best() {
@@ -61,24 +82,7 @@ m16=$(best microbatches $t16)
 # tokens / 16 at 40 % of peak; and TP16's all-reduce time a step were its
 # traffic spread over a node's eight NICs instead of one (chapter 3).
 tps=$(best tp_s --tp 16 --cross-node-tp)
-awk -v b="$ring" -v m="$m16" -v t="$tps" '
-function grouped(x,   s) {              # 1,024, as every printer groups
-    s = sprintf("%.0f", x)
-    while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
-    return s
-}
-function duration(x,   v, u, w) {     # 388 ms, as duration() writes it
-    if (x == 0) return "0\\,s"
-    if (x < 1e-3)        { v = x * 1e6; u = "\\ensuremath{\\mu}s" }
-    else if (x < 1)      { v = x * 1e3; u = "ms" }
-    else if (x < 600)    { v = x; u = "s" }
-    else if (x < 7200)   { v = x / 60; u = "min" }
-    else if (x < 172800) { v = x / 3600; u = "h" }
-    else                 { v = x / 86400; u = "days" }
-    w = sprintf("%.3g", v)
-    if (w ~ /e/) w = sprintf("%.0f", v)
-    return w "\\," u
-}
+awk -v b="$ring" -v m="$m16" -v t="$tps" "$formats"'
 BEGIN {
     printf "\\newcommand{\\TpWideRingGb}{%s}\n", grouped(b / m / 1e9)
     printf "\\newcommand{\\TpWideNicTime}{%s}\n", duration(b / m / 50e9)
@@ -99,19 +103,7 @@ for d in "400 A" "200 Aslow"; do
         -v bb="$(best bubble_s $B --nic-gbps $1)" \
         -v be="$(best exposed_s $B --nic-gbps $1)" \
         -v bt="$(best tp_s $B --nic-gbps $1)" \
-        -v bs="$(best step_time_s $B --nic-gbps $1)" -v n="$2" '
-function duration(x,   v, u, w) {     # 388 ms, as duration() writes it
-    if (x == 0) return "0\\,s"
-    if (x < 1e-3)        { v = x * 1e6; u = "\\ensuremath{\\mu}s" }
-    else if (x < 1)      { v = x * 1e3; u = "ms" }
-    else if (x < 600)    { v = x; u = "s" }
-    else if (x < 7200)   { v = x / 60; u = "min" }
-    else if (x < 172800) { v = x / 3600; u = "h" }
-    else                 { v = x / 86400; u = "days" }
-    w = sprintf("%.3g", v)
-    if (w ~ /e/) w = sprintf("%.0f", v)
-    return w "\\," u
-}
+        -v bs="$(best step_time_s $B --nic-gbps $1)" -v n="$2" "$formats"'
 BEGIN {
         printf "\\newcommand{\\Ab%sFsdpExposedTime}{%s}\n", n,
                duration(ae - at)
@@ -223,12 +215,7 @@ awk -v b="$(best step_time_s $llama --seq 8192 --gpus 16384)" \
     > "$numbers/05-big-margin.tex"
 $fleet layout --csv --output "$data/05-search.csv"
 # How many of the search's layouts lie off the search figure's axes (12 s, 10 GB).
-awk -F, '
-function grouped(x,   s) {              # 1,024, as every printer groups
-    s = sprintf("%.0f", x)
-    while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
-    return s
-}
+awk -F, "$formats"'
 NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 $c["step_time_s"] > 12 { above++ }
 $c["memory_per_gpu_bytes"] < 10e9 { left++ }
@@ -256,12 +243,7 @@ for row in "Two 2097152" "Ten 10485760"; do
     set -- $row
     awk -v n="$1" -v b="$2" -v l="$(best layout --gpus 5120 --batch-tokens $2)" \
         -v s="$(best step_time_s --gpus 5120 --batch-tokens $2)" \
-        -v m="$(best mfu --gpus 5120 --batch-tokens $2)" '
-function grouped(x,   s) {              # 1,024, as every printer groups
-    s = sprintf("%.0f", x)
-    while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
-    return s
-}
+        -v m="$(best mfu --gpus 5120 --batch-tokens $2)" "$formats"'
 BEGIN {
         printf "\\newcommand{\\TenWide%sLayout}{%s}\n", n, l
         printf "\\newcommand{\\TenWide%sMfu}{%.0f\\,\\%%}\n", n, 100 * m
