@@ -309,7 +309,8 @@ chapter_run_for = $(if $(shell grep -lE '/(numbers|transcripts|data)/' $(1)),\
                     $(filter $(RUN_STAMPS),$(B)/stamp/run-$(2)))
 
 .SECONDEXPANSION:
-$(B)/stamp/run-%: code/runs/%.sh $$(call programs_for,code/runs/$$*.sh) \
+$(B)/stamp/run-%: code/runs/%.sh code/common/formats.awk \
+                  $$(call programs_for,code/runs/$$*.sh) \
                   $$(call machine_for,code/runs/$$*.sh)
 	@mkdir -p $(B)/transcripts $(B)/numbers $(B)/data $(@D)
 	@echo "run  $<"
@@ -431,6 +432,7 @@ SOLUTION_STAMPS := $(patsubst solutions/%.sh,$(B)/stamp/solution-%,$(SOLUTION_SC
 solutions: $(B)/solutions.pdf
 
 $(B)/stamp/solution-%: solutions/%.sh solutions/lib/helpers.sh \
+                       code/common/formats.awk \
                        $$(call programs_for,solutions/$$*.sh) \
                        $$(call machine_for,solutions/$$*.sh) \
                        $$(call chapter_run_for,solutions/$$*.sh,$$*)

@@ -29,16 +29,11 @@ nic=$($fleet step --gpu h100 --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++
     c[$i] = i } NR == 2 { print $c["nic_line_rate"], $c["nic_gbps"] }')
 test -n "$nic" || {
     echo "01-memory-floor.sh: no NIC rate for the H100" >&2; exit 1; }
-awk -v nic="${nic% *}" -v gbps="${nic#* }" '
+awk -v nic="${nic% *}" -v gbps="${nic#* }" "$(cat code/common/formats.awk)"'
 function si(x,   u, i) {                  # 3 significant digits, SI prefix
     split("B kB MB GB TB PB", u, " ")
     for (i = 1; x >= 999.5 && i < 6; i++) x /= 1000
     return sprintf("%.3g\\,%s", x, u[i])
-}
-function grouped(x,   s) {              # 1,024, as every printer groups
-    s = sprintf("%.0f", x)
-    while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
-    return s
 }
 function put(name, text) {
     printf "\\newcommand{\\Restart%s}{%s}\n", name, text

@@ -8,26 +8,8 @@ B="--tp 8 --pp 8 --dp 16 --fsdp 0 --schedule 1f1b --micro-batch 1"
 llama="--layers 126 --hidden 16384 --ffn 53248 --gated --heads 128
        --kv-heads 8 --vocab 128000 --batch-tokens 16777216"
 # The awk functions that write numbers as every printer does: grouped, 1,024,
-# and duration, 388 ms, as format.c's duration() writes a time.
-formats='
-function grouped(x,   s) {              # 1,024, as every printer groups
-    s = sprintf("%.0f", x)
-    while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
-    return s
-}
-function duration(x,   v, u, w) {     # 388 ms, as duration() writes it
-    if (x == 0) return "0\\,s"
-    if (x < 1e-3)        { v = x * 1e6; u = "\\ensuremath{\\mu}s" }
-    else if (x < 1)      { v = x * 1e3; u = "ms" }
-    else if (x < 600)    { v = x; u = "s" }
-    else if (x < 7200)   { v = x / 60; u = "min" }
-    else if (x < 172800) { v = x / 3600; u = "h" }
-    else                 { v = x / 86400; u = "days" }
-    w = sprintf("%.3g", v)
-    if (w ~ /e/) w = sprintf("%.0f", v)
-    return w "\\," u
-}
-'
+# and duration, 388 ms (Appendix A).
+formats=$(cat code/common/formats.awk)
 
 # best KEY FLAGS...: one field of the best layout fleet layout finds.
 best() {

@@ -21,19 +21,11 @@ calc() {
 }
 
 # duration SECONDS: a time in the unit a person reads it, three significant
-# figures and the unit, as the tools' --latex reports write it: 388\,ms.
+# figures and the unit, as the tools' --latex reports write it: 388\,ms. The
+# function is the one the run scripts load (code/common/formats.awk).
 duration() {
-    awk -v x="$1" 'BEGIN {
-        if (x == 0) { print "0\\,s"; exit }
-        if (x < 1e-3)        { v = x * 1e6; u = "\\ensuremath{\\mu}s" }
-        else if (x < 1)      { v = x * 1e3; u = "ms" }
-        else if (x < 600)    { v = x; u = "s" }
-        else if (x < 7200)   { v = x / 60; u = "min" }
-        else if (x < 172800) { v = x / 3600; u = "h" }
-        else                 { v = x / 86400; u = "days" }
-        w = sprintf("%.3g", v)
-        if (w ~ /e/) w = sprintf("%.0f", v)
-        print w "\\," u }'
+    awk -v x="$1" "$(cat code/common/formats.awk)"'
+        BEGIN { print duration(x) }'
 }
 
 # grouped NUMBER: a whole number with thousands separators, 12,345.

@@ -1,0 +1,21 @@
+# Tangled from chapters/90-plumbing.nw; edit the chapter, not this file.
+# grouped(x): a whole number with thousands separators, 1,024.
+function grouped(x,   s) {
+    s = sprintf("%.0f", x)
+    while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
+    return s
+}
+# duration(x): x seconds in the unit a person reads, as format.c writes it,
+# for LaTeX: 388\,ms.
+function duration(x,   v, u, w) {
+    if (x == 0) return "0\\,s"
+    if (x < 1e-3)        { v = x * 1e6; u = "\\ensuremath{\\mu}s" }
+    else if (x < 1)      { v = x * 1e3; u = "ms" }
+    else if (x < 600)    { v = x; u = "s" }
+    else if (x < 7200)   { v = x / 60; u = "min" }
+    else if (x < 172800) { v = x / 3600; u = "h" }
+    else                 { v = x / 86400; u = "days" }
+    w = sprintf("%.3g", v)
+    if (w ~ /e/) w = sprintf("%.0f", v)
+    return w "\\," u
+}
