@@ -11,6 +11,8 @@
 #                   grade a student's attention backward pass
 #   make lab-ring LAB=file.c
 #                   grade a student's ring reduce-scatter and all-gather
+#   make lab-tp LAB=file.c
+#                   grade a student's column- and row-parallel linear layers
 #   make check-sanitize
 #                   the programs' tests under ASan and UBSan
 #   make clean      remove build/
@@ -49,7 +51,8 @@ endif
 OBJ := $(B)/obj
 
 .PHONY: all deps tangle tangle-into index-stream programs runs figures book \
-        solutions test check-sanitize bench lab-attention lab-ring clean info \
+        solutions test check-sanitize bench lab-attention lab-ring lab-tp \
+        clean info \
         FORCE
 
 all:
@@ -259,6 +262,32 @@ lab-ring: $(COMMON_OBJ)
 	    || { echo "lab-ring: FAIL with $$n ranks"; \
 	         tail -n 3 $(LAB_DIR)/ranks-$$n.txt; exit 1; }; \
 	done; echo "lab-ring: OK on 1, 2, 3 and 4 ranks"
+
+# The tensor-parallel lab: the student's column- and row-parallel layers
+# (by default the skeleton) in place of the chapter's, linked with the
+# autograder and the trainer's other objects (the reference's matmul among
+# them), and run on 4 ranks: t = 2 (two groups) and t = 4. It stops a run
+# that hangs, and exits non-zero unless every check passes.
+LAB_TP = $(if $(filter command line environment,$(origin LAB)),$(LAB),\
+           exercises/09-lab/parallel_linear.c)
+LAB_TP_DIR = $(B)/lab/$(subst /,-,$(basename $(LAB_TP)))
+LAB_TP_OBJ = $(filter-out $(OBJ)/minigpt/main.o \
+               $(OBJ)/minigpt/parallel_linear.o,$(MINIGPT_OBJ)) \
+             $(COMM_OBJ) $(COMMON_OBJ)
+
+lab-tp: $(LAB_TP_OBJ)
+	@mkdir -p $(LAB_TP_DIR)
+	$(MPICC) $(CFLAGS) $(FAST) -Iexercises/09-lab -Icode/minigpt \
+	  -c $(LAB_TP) -o $(LAB_TP_DIR)/student.o
+	$(MPICC) $(CFLAGS) $(FAST) -Iexercises/09-lab -Icode/minigpt \
+	  -c exercises/09-lab/grade.c -o $(LAB_TP_DIR)/grade.o
+	$(MPICC) $(LDFLAGS) $(LAB_TP_DIR)/grade.o $(LAB_TP_DIR)/student.o $^ \
+	  $(LDLIBS) -o $(LAB_TP_DIR)/grade
+	@timeout -k 5 120 mpiexec -n 4 $(LAB_TP_DIR)/grade; status=$$?; \
+	if [ $$status -gt 1 ]; then \
+	  echo "lab-tp: FAIL (the run stopped with status $$status:" \
+	       "$$([ $$status = 124 ] && echo 'it hung' || echo 'a crash'))"; \
+	fi; exit $$status
 
 # OpenBLAS is only the yardstick of the benchmark; minigpt does not link it.
 $(B)/bin/matmul-bench: $(OBJ)/minigpt/bench.o $(OBJ)/minigpt/gemm.o \
