@@ -1,0 +1,140 @@
+#!/usr/bin/perl
+# tests/09-lab.t: the lab of chapter 9, `make lab-tp`: column- and
+# row-parallel linear layers graded against the unsplit layer.
+#
+# The solution passes all twenty checks; the skeleton as handed out compiles
+# cleanly and fails every one; and three broken solutions, made here from
+# the solution by one substitution each, fail exactly the checks that their
+# mistake should fail: f's all-reduce forgotten (the column layer's input
+# gradient), g's all-reduce on MPI_COMM_WORLD instead of the group (the row
+# layer's output, at t = 2 only, where there are two groups), and the bias
+# added on every rank before the sum (the row layer's output). When the
+# chapter's own code/minigpt/parallel_linear.c exists, it passes as well.
+#
+# Run after `make` (or at least `make programs`):  prove -v tests/09-lab.t
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FleetTest;
+use File::Path qw(make_path);
+use Test::More;
+
+my $root = root();
+
+# grade FILE: make lab-tp on FILE (relative to the root; undef: the
+# default); returns (status, stdout, stderr, { check => [PASS|FAIL, ...] })
+# where each check's list is in the order t = 2, t = 4.
+sub grade {
+    my ($file) = @_;
+    my ($status, $out, $err) = run('make', '-s', '-C', $root, 'lab-tp',
+                                   defined $file ? "LAB=$file" : ());
+    my %verdict;
+    while ($out =~ /^  (PASS|FAIL)  (\S+ +\S+ +\S+(?: \(\S+(?:, \S+)?\))?)/mg) {
+        my ($word, $check) = ($1, $2);
+        $check =~ s/ +/ /g;
+        push @{ $verdict{$check} }, $word;
+    }
+    return ($status, $out, $err, \%verdict);
+}
+
+# The checks that fail, as "name at t = T".
+sub failing {
+    my ($verdict) = @_;
+    my @t = (2, 4);
+    my @failed;
+    for my $check (keys %$verdict) {
+        my @runs = @{ $verdict->{$check} };
+        push @failed, map { $runs[$_] eq 'FAIL' ? "$check at t = $t[$_]" : () }
+                          0 .. $#runs;
+    }
+    return [sort @failed];
+}
+
+# ------------------------------------------------------------- solution ----
+my ($status, $out, $err, $verdict) = grade('solutions/09-lab/parallel_linear.c');
+is($status, 0, 'the solution passes the autograder') or diag("$out$err");
+like($out, qr/^score: 20\/20$/m, '... with 20 of 20 checks');
+like($out, qr/^lab-tp: OK$/m, '... and says OK');
+is(scalar(keys %$verdict), 10, 'ten checks, each run at t = 2 and t = 4')
+    or diag(join "\n", sort keys %$verdict);
+is_deeply(failing($verdict), [], 'no check fails');
+like($out, qr/^t = 2: 2 groups of 2 ranks$/m, 't = 2 runs as two groups');
+like($out, qr/^t = 4: 1 group of 4 ranks$/m, 't = 4 runs as one group');
+my @diffs = $out =~ /largest difference (\S+)/g;
+is(scalar(@diffs), 16, 'eight numeric checks per t print their largest difference');
+ok(!(grep { $_ !~ /^[0-9.e+-]+$/ || $_ > 1e-5 * 10 } @diffs),
+   'every difference is a number within the tolerance');
+like($out, qr/tolerance 1e-05 x the/, 'the tolerance is stated');
+
+# ------------------------------------------------------------- skeleton ----
+($status, $out, $err, $verdict) = grade('exercises/09-lab/parallel_linear.c');
+isnt($status, 0, 'the skeleton as handed out fails the autograder');
+like($out, qr/^score: 0\/20$/m, '... every check') or diag("$out$err");
+like($out, qr/^lab-tp: FAIL$/m, '... and says FAIL');
+like($out, qr/not finite \(left unwritten\?\)/, '... an unwritten output says so');
+unlike($err, qr/error:|warning:/, 'the skeleton compiles cleanly');
+my ($default) = grade(undef);
+isnt($default, 0, 'make lab-tp without LAB grades the skeleton');
+
+my $skeleton = slurp("$root/exercises/09-lab/parallel_linear.c") // '';
+cmp_ok(scalar(() = $skeleton =~ /TODO/g), '>=', 3, 'the TODOs are marked');
+like($skeleton, qr/#include "parallel_linear\.h"/, 'the skeleton includes parallel_linear.h');
+for my $f (qw(column_parallel_forward column_parallel_backward
+              row_parallel_forward row_parallel_backward)) {
+    like($skeleton, qr/^void \Q$f\E\(/m, "the skeleton defines $f");
+}
+(my $skeleton_code = $skeleton) =~ s{/\*.*?\*/}{}gs;
+unlike($skeleton_code, qr/MPI_Allreduce\(|matmul_(?:forward|backward)\(/,
+       'the skeleton leaves the multiplies and the collectives to the student');
+
+# ------------------------------------------------------ broken solutions ----
+my $solution = slurp("$root/solutions/09-lab/parallel_linear.c") // '';
+my %broken = (
+    'no-f' => [qr/^ *all_reduce\(din, .*\n/m, "    (void)tp;\n",
+               ['column backward din (N, C) at t = 2',
+                'column backward din (N, C) at t = 4']],
+    'world' => [qr/all_reduce\(out, \(size_t\)N \* OC, tp\);/,
+                '(void)tp; all_reduce(out, (size_t)N * OC, MPI_COMM_WORLD);',
+                ['row forward out (N, OC) at t = 2']],
+    'bias' => [qr/\bin, w, NULL, N, Cl\b/, 'in, w, bias, N, Cl',
+               ['row forward out (N, OC) at t = 2',
+                'row forward out (N, OC) at t = 4']],
+);
+make_path("$root/build/lab-tp-broken");
+for my $name (sort keys %broken) {
+    my ($pattern, $replacement, $fails) = @{ $broken{$name} };
+    (my $text = $solution) =~ s/$pattern/$replacement/ or do {
+        fail("broken '$name': the solution has the line it changes"); next };
+    my $file = "build/lab-tp-broken/$name.c";
+    open my $fh, '>', "$root/$file" or die "$file: $!";
+    print $fh $text;
+    close $fh;
+    ($status, $out, $err, $verdict) = grade($file);
+    isnt($status, 0, "broken '$name' fails the autograder");
+    unlike($err, qr/error:/, "broken '$name' compiles") or diag($err);
+    is_deeply(failing($verdict), $fails, "broken '$name' fails just where its mistake is")
+        or diag($out);
+}
+
+# ---------------------------------------------------- the chapter's file ----
+SKIP: {
+    skip 'code/minigpt/parallel_linear.c is not there yet', 2
+        unless -e "$root/code/minigpt/parallel_linear.c";
+    ($status, $out, $err) = grade('code/minigpt/parallel_linear.c');
+    is($status, 0, "the chapter's parallel_linear.c passes the autograder")
+        or diag("$out$err");
+    like($out, qr/^lab-tp: OK$/m, '... and says OK');
+}
+
+# ------------------------------------------------------ README, Makefile ----
+my $readme = slurp("$root/exercises/09-lab/README.md") // '';
+like($readme, qr/make lab-tp LAB=exercises\/09-lab\/parallel_linear\.c/,
+     'README says how to grade');
+like($readme, qr/\*\*f\*\*/, 'README names the f operator');
+like($readme, qr/\*\*g\*\*/, '... and the g operator');
+my $makefile = slurp("$root/Makefile") // '';
+like($makefile, qr/^#   make lab-tp LAB=file\.c$/m, "the Makefile's header lists lab-tp");
+like($makefile, qr/^\.PHONY:(?:[^\n]*\\\n)*[^\n]*\blab-tp\b/m, 'lab-tp is phony');
+
+done_testing();
