@@ -265,9 +265,10 @@ lab-ring: $(COMMON_OBJ)
 
 # The tensor-parallel lab: the student's column- and row-parallel layers
 # (by default the skeleton) in place of the chapter's, linked with the
-# autograder and the trainer's other objects (the reference's matmul among
-# them), and run on 4 ranks: t = 2 (two groups) and t = 4. It stops a run
-# that hangs, and exits non-zero unless every check passes.
+# autograder and an archive of the trainer's other objects, from which the
+# linker takes only what the two need (the reference's matmul), and run on
+# 4 ranks: t = 2 (two groups) and t = 4. It stops a run that hangs, and
+# exits non-zero unless every check passes.
 LAB_TP = $(if $(filter command line environment,$(origin LAB)),$(LAB),\
            exercises/09-lab/parallel_linear.c)
 LAB_TP_DIR = $(B)/lab/$(subst /,-,$(basename $(LAB_TP)))
@@ -281,8 +282,10 @@ lab-tp: $(LAB_TP_OBJ)
 	  -c $(LAB_TP) -o $(LAB_TP_DIR)/student.o
 	$(MPICC) $(CFLAGS) $(FAST) -Iexercises/09-lab -Icode/minigpt \
 	  -c exercises/09-lab/grade.c -o $(LAB_TP_DIR)/grade.o
-	$(MPICC) $(LDFLAGS) $(LAB_TP_DIR)/grade.o $(LAB_TP_DIR)/student.o $^ \
-	  $(LDLIBS) -o $(LAB_TP_DIR)/grade
+	rm -f $(LAB_TP_DIR)/trainer.a
+	ar qcs $(LAB_TP_DIR)/trainer.a $^
+	$(MPICC) $(LDFLAGS) $(LAB_TP_DIR)/grade.o $(LAB_TP_DIR)/student.o \
+	  $(LAB_TP_DIR)/trainer.a $(LDLIBS) -o $(LAB_TP_DIR)/grade
 	@timeout -k 5 120 mpiexec -n 4 $(LAB_TP_DIR)/grade; status=$$?; \
 	if [ $$status -gt 1 ]; then \
 	  echo "lab-tp: FAIL (the run stopped with status $$status:" \

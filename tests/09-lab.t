@@ -22,12 +22,18 @@ use Test::More;
 
 my $root = root();
 
+# The objects the autograder links are this build's: under `make
+# check-sanitize` they were compiled with SANITIZE=1, and make lab-tp must
+# say so too, or it would rebuild them without the sanitizers.
+my $cflags = slurp("$root/build/obj/cflags") // '';
+my @sanitize = $cflags =~ /-fsanitize/ ? ('SANITIZE=1') : ();
+
 # grade FILE: make lab-tp on FILE (relative to the root; undef: the
 # default); returns (status, stdout, stderr, { check => [PASS|FAIL, ...] })
 # where each check's list is in the order t = 2, t = 4.
 sub grade {
     my ($file) = @_;
-    my ($status, $out, $err) = run('make', '-s', '-C', $root, 'lab-tp',
+    my ($status, $out, $err) = run('make', '-s', '-C', $root, 'lab-tp', @sanitize,
                                    defined $file ? "LAB=$file" : ());
     my %verdict;
     while ($out =~ /^  (PASS|FAIL)  (\S+ +\S+ +\S+(?: \(\S+(?:, \S+)?\))?)/mg) {
