@@ -80,8 +80,11 @@ like($out, qr/^score: 0\/20$/m, '... every check') or diag("$out$err");
 like($out, qr/^lab-tp: FAIL$/m, '... and says FAIL');
 like($out, qr/not finite \(left unwritten\?\)/, '... an unwritten output says so');
 unlike($err, qr/error:|warning:/, 'the skeleton compiles cleanly');
-my ($default) = grade(undef);
-isnt($default, 0, 'make lab-tp without LAB grades the skeleton');
+{
+    my ($s, $dry) = run('make', '-n', '-C', $root, 'lab-tp', @sanitize);
+    like($dry, qr{-c\s+exercises/09-lab/parallel_linear\.c\b},
+         'make lab-tp without LAB grades the skeleton');
+}
 
 my $skeleton = slurp("$root/exercises/09-lab/parallel_linear.c") // '';
 cmp_ok(scalar(() = $skeleton =~ /TODO/g), '>=', 3, 'the TODOs are marked');
@@ -121,6 +124,23 @@ for my $name (sort keys %broken) {
     unlike($err, qr/error:/, "broken '$name' compiles") or diag($err);
     is_deeply(failing($verdict), $fails, "broken '$name' fails just where its mistake is")
         or diag($out);
+}
+
+# A layer that crashes: the run stops, and the last line still says FAIL.
+{
+    (my $text = $solution) =~ s{matmul_forward\(ws, out, in, w, bias, N, C, OCl, flops\);}
+        {(void)ws; (void)out; (void)in; (void)w; (void)bias; (void)N; (void)C;
+         (void)OCl; (void)flops; abort();} or
+        fail('crash: the solution has the line it changes');
+    $text =~ s{#include <stddef.h>}{#include <stddef.h>\n#include <stdlib.h>};
+    my $file = 'build/lab-tp-broken/crash.c';
+    open my $fh, '>', "$root/$file" or die "$file: $!";
+    print $fh $text;
+    close $fh;
+    ($status, $out, $err) = grade($file);
+    isnt($status, 0, 'a layer that crashes fails the autograder');
+    like($out, qr/^lab-tp: FAIL \(the run stopped with status \d+: a crash\)$/m,
+         '... and the make target says so in its last line') or diag("$out$err");
 }
 
 # ---------------------------------------------------- the chapter's file ----
