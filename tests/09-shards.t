@@ -141,7 +141,7 @@ for my $r (@refusals) {
              1e-12, 'fleet tp --machine: compute at the file\'s peak');
     my ($s, $out) = run($fleet, qw(tp --machine), $m, qw(--tp 2));
     is($s, 0, 'fleet tp --machine: runs');
-    like($out, qr/measured point-to-point link/, 'fleet tp --machine: names '
+    like($out, qr/TP2 on point-to-point/, 'fleet tp --machine: names '
          . 'the link it prices');
     refused_no_output('fleet tp --machine with --gpu',
                       qr/--machine .*without --gpu/, $fleet, qw(tp --machine),

@@ -145,8 +145,9 @@ int tp_main(int argc, char **argv)
                  "link; give it without --gpu, --link or --in-network");
         return 2;
     }
-    const Gpu *gpu = machine != NULL ? machine_part(command, machine)
-                                     : find_gpu(command, option_text(options, "--gpu"));
+    const Gpu *gpu = machine != NULL
+                   ? machine_part(command, machine)
+                   : find_gpu(command, option_text(options, "--gpu"));
     if (gpu == NULL)
         return 2;
     const char *name = option_text(options, "--link");
@@ -191,7 +192,7 @@ int tp_main(int argc, char **argv)
         if (machine_figure(command, "--machine", machine, "p2p_latency_s",
                            &latency) != 0)
             return 2;
-        b.link.name = "the measured point-to-point link";
+        b.link.name = "point-to-point";
         b.link.latency = latency;
     }
     derive_tp_block(&b);

@@ -221,8 +221,8 @@ enum { BLOCK_LAYERS = 4, BLOCK_PRODUCTS = 3 * BLOCK_LAYERS };
 /* The three products of layer l on one of t ranks (t = 1: the whole
    layer), for `positions` rows N, each M × N × K: the forward product
    out (N, out) = in (N, in) · w (in, out); the input's gradient
-   din (N, in) = dout (N, out) · wᵀ; the weight's gradient
-   dw (in, out) += inᵀ (in, N) · dout (N, out). */
+   din (N, in) = dout (N, out) · w^T; the weight's gradient
+   dw (in, out) += in^T (in, N) · dout (N, out). */
 static void slice_products(const SplitLayer *l, int C, int positions, int t,
                            Product p[3])
 {

@@ -127,13 +127,6 @@ big_hidden=$(field hidden "$data/09-shards-scaled.json")
     printf '\\newcommand{\\ShardBigProjSlice}{%d}\n' \
         $((big_hidden / big_tp))
 } >> "$numbers/09-shards-minigpt.tex"
-
-The planner runs at [[minigpt]]'s shape on two ranks, the most this
-machine pins one to a core, with the trainer's 4-byte activations and an
-MFU that is the GEMM rate of [[build/machine.json]] over its peak; then for
-the parts, an H100 and an H200 node, TP8 on NVLink, the same eight GPUs on
-their NICs, and TP16 across two nodes.
-
 plan="--machine $machine --hidden $hidden --seq $seq --micro-batch $batch \
       --layers $layers --bytes-per-element 4 --tp 2"
 mfu=$(awk -v g="$gemm" -v p="$peak" 'BEGIN { printf "%.6f", g / p }')
@@ -282,18 +275,15 @@ for part in Hundred TwoHundred; do
             exit 1
         }
         if (part != "Hundred") exit
-        s = sprintf("Moved onto the NIC, the same eight GPUs spend %.2g " \
-                    "times as long in their all-reduces, ", nic / nv)
-        if (nic < 1)
-            s = s "almost all of the compute they sit between and on the " \
-                "critical path with nothing to overlap them; "
-        else
-            s = s "longer than the compute they sit between; "
-        s = s "and sixteen GPUs over two nodes, whose compute halves while " \
-            "their traffic does not, spend longer in all-reduces than in " \
-            "compute. Tensor parallelism goes as far as NVLink reaches, " \
-            "and no further (priced, as in Chapter~\\ref{ch:step}, as if " \
-            "each GPU" "\047" "s bytes left through its own NIC)."
+        s = sprintf("On the NIC the all-reduces take %.2g times as long, " \
+                    "%.0f\\,\\%% of the compute they sit between, on the " \
+                    "critical path with nothing to overlap them; across " \
+                    "two nodes, where each GPU" "\047" "s compute halves " \
+                    "and its traffic does not, they take longer than the " \
+                    "compute. Tensor parallelism goes as far as NVLink " \
+                    "reaches, and no further (priced, as in " \
+                    "Chapter~\\ref{ch:step}, as if each GPU" "\047" "s bytes " \
+                    "left through its own NIC).", nic / nv, 100 * nic)
         printf "\\newcommand{\\ShardNodeVerdict}{%s}\n", s
     }' >> "$node"
 done
