@@ -217,7 +217,7 @@ static const SplitLayer block_layers[] = {
     { "fc", 1, 1, 4 },     /* (C, 4C)                                     */
     { "fcproj", 0, 4, 1 }, /* (4C, C), the rows of this rank's units      */
 };
-enum { BLOCK_LAYERS = 4, BLOCK_PRODUCTS = 3 * BLOCK_LAYERS };
+enum { BLOCK_PRODUCTS = 12 };      /* three for each of the four layers */
 /* The three products of layer l on one of t ranks (t = 1: the whole
    layer), for `positions` rows N, each M × N × K: the forward product
    out (N, out) = in (N, in) · w (in, out); the input's gradient
@@ -327,7 +327,7 @@ typedef struct {
 
 /* The block's efficiency at degree d (t = 2^d), or one product's when
    product >= 0. */
-static Efficiency efficiency(const ShardTiming *s, int d, int product)
+static Efficiency shard_efficiency(const ShardTiming *s, int d, int product)
 {
     double e[MAX_REPEATS], r[MAX_REPEATS], low, high;
     int t = 1 << d;
@@ -386,7 +386,7 @@ static void print_shards(FILE *f, const ShardTiming *s, const char *cpu)
         fprintf(f, "%-7s %-6s %-16s %-16s", whole[k % 3].what,
                 k % 3 ? "" : l->column ? "column" : "row", a, b);
         for (int d = 1; d <= top; d++)
-            fprintf(f, " %7.2f", efficiency(s, d, k).median);
+            fprintf(f, " %7.2f", shard_efficiency(s, d, k).median);
         fprintf(f, "\n");
     }
     fprintf(f, "\n%-24s %16s", "block (all 12)", "whole");
@@ -394,23 +394,23 @@ static void print_shards(FILE *f, const ShardTiming *s, const char *cpu)
         fprintf(f, " %7s", degree_label(d).s);
     fprintf(f, "\n%-24s %16s", "efficiency", "1");
     for (int d = 1; d <= top; d++)
-        fprintf(f, " %7.2f", efficiency(s, d, -1).median);
+        fprintf(f, " %7.2f", shard_efficiency(s, d, -1).median);
     fprintf(f, "\n%-24s %16s", "  lowest", "");
     for (int d = 1; d <= top; d++)
-        fprintf(f, " %7.2f", efficiency(s, d, -1).low);
+        fprintf(f, " %7.2f", shard_efficiency(s, d, -1).low);
     fprintf(f, "\n%-24s %16s", "  highest", "");
     for (int d = 1; d <= top; d++)
-        fprintf(f, " %7.2f", efficiency(s, d, -1).high);
-    fprintf(f, "\n%-24s %16.0f", "one rank's GF/s", efficiency(s, 0, -1).rate
-            / 1e9);
+        fprintf(f, " %7.2f", shard_efficiency(s, d, -1).high);
+    fprintf(f, "\n%-24s %16.0f", "one rank's GF/s",
+            shard_efficiency(s, 0, -1).rate / 1e9);
     for (int d = 1; d <= top; d++)
-        fprintf(f, " %7.0f", efficiency(s, d, -1).rate / 1e9);
+        fprintf(f, " %7.0f", shard_efficiency(s, d, -1).rate / 1e9);
     fprintf(f, "\n");
 }
 static void report_shards(Report *r, const ShardTiming *s, const char *cpu)
 {
     static char keys[MAX_DEGREES][5][32];
-    static const char *const field[5] = { "efficiency_t%d",
+    static const char *const pattern[5] = { "efficiency_t%d",
         "efficiency_t%d_low", "efficiency_t%d_high", "slice_flops_t%d",
         "slice_rate_t%d" };
     report_text(r, "cpu", cpu);
@@ -427,11 +427,11 @@ static void report_shards(Report *r, const ShardTiming *s, const char *cpu)
     report_add(r, "max_tp", FIELD_COUNT, 1 << (s->degrees - 1));
     report_add(r, "block_flops", FIELD_SCI, block_flops(s->C, s->positions));
     for (int d = 0; d < s->degrees; d++) {
-        Efficiency x = efficiency(s, d, -1);
+        Efficiency x = shard_efficiency(s, d, -1);
         double v[5] = { x.median, x.low, x.high,
                         block_flops(s->C, s->positions) / (1 << d), x.rate };
         for (int i = 0; i < 5; i++) {
-            snprintf(keys[d][i], sizeof keys[d][i], field[i], 1 << d);
+            snprintf(keys[d][i], sizeof keys[d][i], pattern[i], 1 << d);
             report_add(r, keys[d][i], i < 3 ? FIELD_REAL : FIELD_SCI, v[i]);
         }
     }

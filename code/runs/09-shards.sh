@@ -208,8 +208,9 @@ awk -v mfu="$mfu" -v q="'" "$formats"'
         macro("ShardVerdictBig", verdict(2, "the scaled 100B-class shape"))
         t = v[1, "max_tp"] < v[2, "max_tp"] ? v[1, "max_tp"] : v[2, "max_tp"]
         a = v[1, "efficiency_t" t]; b = v[2, "efficiency_t" t]
-        apart = v[1, "efficiency_t" t "_high"] < v[2, "efficiency_t" t "_low"] \
-             || v[2, "efficiency_t" t "_high"] < v[1, "efficiency_t" t "_low"]
+        e = "efficiency_t" t
+        apart = v[1, e "_high"] < v[2, e "_low"] \
+             || v[2, e "_high"] < v[1, e "_low"]
         smaller_worse = apart && a < b
         if (!apart)
             c = sprintf("At $t = %d$, the largest degree both can take, " \
@@ -282,8 +283,8 @@ for part in Hundred TwoHundred; do
                     "and its traffic does not, they take longer than the " \
                     "compute. Tensor parallelism goes as far as NVLink " \
                     "reaches, and no further (priced, as in " \
-                    "Chapter~\\ref{ch:step}, as if each GPU" "\047" "s bytes " \
-                    "left through its own NIC).", nic / nv, 100 * nic)
+                    "Chapter~\\ref{ch:step}, as if each GPU" "\047" "s " \
+                    "bytes left through its own NIC).", nic / nv, 100 * nic)
         printf "\\newcommand{\\ShardNodeVerdict}{%s}\n", s
     }' >> "$node"
 done
