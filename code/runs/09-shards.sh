@@ -214,9 +214,9 @@ awk -v mfu="$mfu" -v q="'" "$formats"'
         smaller_worse = apart && a < b
         if (!apart)
             c = sprintf("At $t = %d$, the largest degree both can take, " \
-                "the two shapes%s efficiencies, %s and %s, lie within each " \
-                "other%ss spread, so these runs do not say which shape " \
-                "splits better.", t, q, e2(a), e2(b), q)
+                "the two shapes%s efficiencies are %s and %s, but the " \
+                "spreads of their repeats overlap, so these runs do not " \
+                "say which shape splits better.", t, q, e2(a), e2(b))
         else if (smaller_worse)
             c = sprintf("At $t = %d$, the largest degree both can take, " \
                 "the small model lost more: %s against %s, with no overlap " \
@@ -228,15 +228,18 @@ awk -v mfu="$mfu" -v q="'" "$formats"'
                 "of the repeats, so on this core the small products were " \
                 "not the worse to cut.", t, e2(a), e2(b))
         macro("ShardVerdictCompare", c)
-        lost = kind(1, v[1, "max_tp"]) == "loss" \
-            || kind(2, v[2, "max_tp"]) == "loss"
-        if (lost)
+        lost1 = kind(1, v[1, "max_tp"]) == "loss"
+        lost2 = kind(2, v[2, "max_tp"]) == "loss"
+        where = lost1 && lost2 ? "at both shapes" \
+              : lost1 ? "at \\texttt{minigpt}" q "s shape" \
+              : "at the scaled shape"
+        if (lost1 || lost2)
             m = "So tensor parallelism costs compute as well as traffic. " \
                 "The planner of Part~I divides a block" q "s FLOPs by $t$ " \
-                "and prices them at one rate; the measurement says that " \
-                "the rate itself falls as $t$ grows" \
-                (smaller_worse ? ", and falls further the smaller the " \
-                 "model" q "s matrices are to begin with." : ".")
+                "and prices them at one rate; " where " the measured " \
+                "rate fell as $t$ grew" \
+                (smaller_worse ? ", and fell further the smaller the " \
+                 "matrices were to begin with." : ".")
         else
             m = "So on this core, at these shapes, splitting cost no " \
                 "compute that these runs can measure: here the price of " \
