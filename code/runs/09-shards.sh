@@ -181,7 +181,7 @@ awk -v mfu="$mfu" -v q="'" "$formats"'
         if (k == "loss")
             s = sprintf("At %s, the slices at $t = %d$ ran at %s~GFLOP/s " \
                 "against the whole block%ss %s, an efficiency of %s (%s " \
-                "over the repeats): the %d ranks together spend %.2g times " \
+                "over the repeats): the %d ranks together spend %.3g times " \
                 "the core-seconds of one, and each loses %.0f\\,\\%% of its " \
                 "time to the smaller products.", what, t, rt, q, r1, e2(e),
                 spread(f, t), t, 1 / e, 100 * (1 - e))
