@@ -130,7 +130,8 @@ my %flags = (
                    --sample --dp --allreduce --no-overlap --no-allreduce --zero --json --csv --latex
                    --output --help)],
     'matmul-bench' => [qw(--batch --seq --hidden --vocab --seconds --repeats
-                          --machine --transcript --json --csv --latex --output
+                          --machine --transcript --shards --heads --max-tp
+                          --scale-to --json --csv --latex --output
                           --help)],
     machine => [qw(--repeats --seconds --gemm-m --gemm-n --gemm-k --memcpy-bytes
                    --latency-bytes --bandwidth-bytes --output --latex

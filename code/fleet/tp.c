@@ -115,6 +115,9 @@ int tp_main(int argc, char **argv)
           0, "nvlink", 0 },
         { "--gpu", OPT_NAME, 0, "part: a100, h100, h200, h800, b200 or mi300x",
           0, "h100", 0 },
+        { "--machine", OPT_PATH, 0, "plan for this machine instead of --gpu: "
+          "each rank one core, joined by the measured point-to-point link "
+          "(build/machine.json)", 0, NULL, 0 },
         { "--mfu", OPT_NUMBER, 1, "model FLOPs utilisation", 0.4, NULL, 0 },
         { "--layers", OPT_COUNT, 1e5, "layers, for the micro-batch's totals",
           55, NULL, 0 },
@@ -134,7 +137,17 @@ int tp_main(int argc, char **argv)
     if (status != 0)
         return status == 1 ? 0 : status;
 
-    const Gpu *gpu = find_gpu(command, option_text(options, "--gpu"));
+    const char *machine = option_text(options, "--machine");
+    if (machine != NULL && (option_given(options, "--gpu")
+                            || option_given(options, "--link")
+                            || option_given(options, "--in-network"))) {
+        complain(command, "--machine plans for this machine's cores and their "
+                 "link; give it without --gpu, --link or --in-network");
+        return 2;
+    }
+    const Gpu *gpu = machine != NULL
+                   ? machine_part(command, machine)
+                   : find_gpu(command, option_text(options, "--gpu"));
     if (gpu == NULL)
         return 2;
     const char *name = option_text(options, "--link");
@@ -149,6 +162,12 @@ int tp_main(int argc, char **argv)
     if (tp < 2) {
         complain(command, "--tp 1 all-reduces nothing; give a degree of 2 or "
                  "more");
+        return 2;
+    }
+    if (machine != NULL && tp > gpu->per_node) {
+        complain(command, "--tp %s is more ranks than this machine's %s cores, "
+                 "which --machine plans one rank to each", grouped(tp).s,
+                 grouped(gpu->per_node).s);
         return 2;
     }
     if (kind == LINK_NVLINK && tp > gpu->per_node) {
@@ -168,6 +187,14 @@ int tp_main(int argc, char **argv)
         .in_network = option_given(options, "--in-network")
                       && link_reduces(gpu, kind),
     };
+    if (machine != NULL) {
+        double latency;
+        if (machine_figure(command, "--machine", machine, "p2p_latency_s",
+                           &latency) != 0)
+            return 2;
+        b.link.name = "point-to-point";
+        b.link.latency = latency;
+    }
     derive_tp_block(&b);
 
     Output out;
