@@ -13,7 +13,7 @@ int data_parallel_init(DataParallel *dp, Model *m, const Mesh *mesh)
     dp->comm = mesh->dp_comm;
     dp->world = mesh->world;
     for (int t = 0; t < PARAM_TENSORS; t++)
-        dp->counted[t] = 1;
+        dp->norm_counts[t] = 1;
     m->weights_needed = dp->strategy->weights_needed;
     m->hook_context = dp;
     return dp->strategy->init(dp);
@@ -204,7 +204,7 @@ double gradient_squares(DataParallel *dp)
     double squares = 0.0;
     for (int r = 0; r < dp->owned; r++) {
         const ShardRun *run = &dp->runs[r];
-        if (dp->counted[run->tensor])
+        if (dp->norm_counts[run->tensor])
             squares += sum_of_squares(gradient_of_run(dp, run), run->count);
     }
     MPI_Allreduce(MPI_IN_PLACE, &squares, 1, MPI_DOUBLE, MPI_SUM, dp->world);

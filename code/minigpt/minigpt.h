@@ -342,8 +342,8 @@ struct DataParallel {
     int identical;            /* every rank ended with the same weights   */
     ShardRun *runs;           /* what this rank owns, in pieces             */
     int owned;                /* how many runs                              */
-    int counted[PARAM_TENSORS];   /* 1: this rank's copy of tensor t counts in
-                                     the norm (0: another rank's copy does)  */
+    int norm_counts[PARAM_TENSORS];  /* 1: this rank's copy of tensor t
+                                        counts in the norm; 0: another's does */
     int stage;                /* ZeRO stage; 0 keeps everything whole       */
     uint64_t seed;            /* of the initial weights                     */
     int units;                /* L + 2: embeddings, blocks, head            */
