@@ -6,10 +6,9 @@
 # innermost, then pipeline, then data) says. Layouts that do not fit are
 # refused on every rank with one line and exit status 2. The gradient's
 # norm, which the clip sums over the world, is the same on every layout. And
-# the trainer's
-# data-parallel and ZeRO code takes its communicators from the mesh: no file
-# of minigpt but main.c names MPI_COMM_WORLD, and the training loop, the
-# checkpoints and the settings never ask for a ZeRO stage.
+# the trainer's data-parallel and ZeRO code takes its communicators from the
+# mesh: no file of minigpt but main.c names MPI_COMM_WORLD, and the training
+# loop, the checkpoints and the program never ask for a ZeRO stage.
 use strict;
 use warnings;
 use FindBin;
