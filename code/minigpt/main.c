@@ -1,9 +1,10 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"
 
 static int run(const char *command, Option *options, int rank, int ranks);
+static int run_on_mesh(const char *command, Option *options, Settings set);
 
 int main(int argc, char **argv)
 {
@@ -53,8 +54,14 @@ int main(int argc, char **argv)
           "as PATH.step000100 and so on beside --save PATH", 0, NULL, 0 },
         { "--allow-schedule-change", OPT_SWITCH, 0, "let --resume go on under "
           "another --steps or --lr", 0, NULL, 0 },
-        { "--dp", OPT_COUNT, 4096, "data-parallel ranks (must match mpiexec -n)",
-          1, NULL, 0 },
+        { "--tp", OPT_COUNT, 4096, "tensor-parallel ranks, the mesh's innermost "
+          "axis", 1, NULL, 0 },
+        { "--pp", OPT_COUNT, 4096, "pipeline stages (1 until the pipeline "
+          "chapter)", 1, NULL, 0 },
+        { "--dp", OPT_COUNT, 4096, "data-parallel ranks (--tp × --pp × --dp must "
+          "match mpiexec -n)", 1, NULL, 0 },
+        { "--print-mesh", OPT_SWITCH, 0, "print each rank's coordinates and "
+          "communicators, and exit", 0, NULL, 0 },
         { "--allreduce", OPT_NAME, 0, "ring or mpi, for --dp", 0, "mpi", 0 },
         { "--no-overlap", OPT_SWITCH, 0, "one blocking all-reduce after the "
           "backward pass", 0, NULL, 0 },
@@ -91,7 +98,24 @@ static int run(const char *command, Option *options, int rank, int ranks)
     if (option_given(options, "--sample"))
         return rank == 0 ? print_sample(&set, (int)option_number(options,
                                         "--sample"), options) : 0;
-    int status = 0;
+    char why[256];
+    Mesh *mesh = &set.mesh;
+    if (mesh_init(mesh, MPI_COMM_WORLD, mesh->tp, mesh->pp, mesh->dp, why,
+                  sizeof why) != 0) {
+        if (rank == 0)
+            complain(command, "%s", why);
+        return 2;
+    }
+    int status = option_given(options, "--print-mesh")
+               ? (mesh_print(mesh, stdout), 0)
+               : run_on_mesh(command, options, set);
+    mesh_free(&set.mesh);
+    return status;
+}
+
+static int run_on_mesh(const char *command, Option *options, Settings set)
+{
+    int rank = set.rank, status = 0;
     if (rank == 0
         && (check_state_paths(command, options) != 0
             || check_writable(command, "--save", set.save) != 0
@@ -102,19 +126,13 @@ static int run(const char *command, Option *options, int rank, int ranks)
             || check_writable(command, "--output",
                               option_text(options, "--output")) != 0))
         status = 2;
-    if (ranks_agree(status) != 0)
+    if (ranks_agree(status, set.mesh.world) != 0)
         return 2;
     /* Training keeps the activations of one micro-batch at a time;
        --gradcheck runs the whole batch in one pass. */
     int whole = option_given(options, "--gradcheck")
              || option_given(options, "--dump");
-    unsigned holds = HOLDS_ALL;
-    if (set.parallel.stage >= 1)
-        holds &= ~(unsigned)HOLDS_MOMENTS;
-    if (set.parallel.stage >= 2)
-        holds &= ~(unsigned)HOLDS_GRADIENTS;
-    if (set.parallel.stage == 3)
-        holds &= ~(unsigned)HOLDS_WEIGHTS;
+    unsigned holds = set.parallel.strategy->holds;  /* the model's part */
     Model model;
     if (model_init(&model, set.config,
                    whole ? set.batch : set.batch / set.dp / set.micro,
@@ -127,15 +145,15 @@ static int run(const char *command, Option *options, int rank, int ranks)
         model_init_weights(&model, model.params_memory, set.seed);
     Language lang;
     language_init(&lang, set.config.vocab, set.seed);
-    if (data_parallel_init(&set.parallel, &model) != 0) {
+    if (data_parallel_init(&set.parallel, &model, &set.mesh) != 0) {
         complain(command, "cannot allocate the buffers for --dp");
         status = 2;
     }
-    status = ranks_agree(status);
+    status = ranks_agree(status, set.mesh.world);
     TrainingState state = fresh_state(&set);
     char why[1024];
     if (status == 0 && set.resume != NULL
-        && load_checkpoint(&model, &set, &state, why, sizeof why) != 0) {
+        && load_checkpoint(&set, &state, why, sizeof why) != 0) {
         if (rank == 0)                      /* every rank read it; one says */
             complain(command, "--resume: %s", why);
         status = 2;
@@ -144,7 +162,7 @@ static int run(const char *command, Option *options, int rank, int ranks)
               && !option_given(options, "--verify") && set.dump == NULL;
     if (status == 0 && set.resume != NULL && trains)
         status = resume_schedule(command, &set, &state, rank == 0);
-    status = ranks_agree(status);
+    status = ranks_agree(status, set.mesh.world);
     if (status == 0 && option_given(options, "--gradcheck"))
         status = gradcheck(&model, &lang, &set, options);
     else if (status == 0 && option_given(options, "--verify"))

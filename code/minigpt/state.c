@@ -1,4 +1,4 @@
-/* Tangled from chapters/08-sharded-state.nw and chapters/93-trainer-state.nw; edit the chapters, not this file. */
+/* Tangled from chapters/93-trainer-state.nw; edit the chapter, not this file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,33 +333,24 @@ static int keep_checkpoint(const char *path, uint64_t step, int keep,
     free(steps);
     return 0;
 }
-/* 0 on success on rank 0; the other ranks take part and return 0. */
-static int write_checkpoint(Model *m, Settings *set, const TrainingState *s,
-                            char *why, size_t why_size)
+/* 0 on success on rank 0; the other ranks take part and return 0. Then
+   the copies that --keep-checkpoints keeps. */
+int save_checkpoint(Settings *set, const TrainingState *s, char *why,
+                    size_t why_size)
 {
-    if (set->parallel.stage > 0)
-        return sharded_save(&set->parallel, set->save, s, why, why_size);
-    return set->rank == 0 ? checkpoint_save(set->save, m, s, why, why_size)
-                          : 0;
-}
-
-/* The same, then the copies that --keep-checkpoints keeps. */
-int save_checkpoint(Model *m, Settings *set, const TrainingState *s,
-                    char *why, size_t why_size)
-{
-    int status = write_checkpoint(m, set, s, why, why_size);
+    int status = data_parallel_save(&set->parallel, set->save, s, why,
+                                    why_size);
     if (status == 0 && set->rank == 0 && set->keep > 0)
         status = keep_checkpoint(set->save, s->step, set->keep, why,
                                  why_size);
     return status;
 }
 
-int load_checkpoint(Model *m, Settings *set, TrainingState *s,
-                    char *why, size_t why_size)
+int load_checkpoint(Settings *set, TrainingState *s, char *why,
+                    size_t why_size)
 {
-    if (set->parallel.stage > 0)
-        return sharded_load(&set->parallel, set->resume, s, why, why_size);
-    return checkpoint_load(set->resume, m, s, why, why_size);
+    return data_parallel_load(&set->parallel, set->resume, s, why,
+                              why_size);
 }
 TrainingState fresh_state(const Settings *set)
 {
