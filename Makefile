@@ -295,7 +295,9 @@ bench: $(B)/bin/matmul-bench $(B)/bin/fleet $(B)/machine.json
 # ------------------------------------------------------------------ CUDA --
 # The C files of code/cuda see mpi.h through minigpt.h; the .cu files are
 # nvcc's. gpu-check-layers links the CPU layers it checks against.
-$(OBJ)/cuda/%.o: CC := $(MPICC)
+$(OBJ)/cuda/%.o: code/cuda/%.c $(OBJ)/cflags
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OBJ)/cuda/%.o: code/cuda/%.cu code/cuda/gpu.h code/minigpt/elementwise.h
 	@mkdir -p $(@D)
