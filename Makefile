@@ -303,13 +303,13 @@ $(OBJ)/cuda/%.o: code/cuda/%.cu code/cuda/gpu.h code/minigpt/elementwise.h
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(B)/bin/gpu-check-layers: $(OBJ)/cuda/check_layers.o $(OBJ)/cuda/layers.o \
+$(B)/bin/gpu-check-layers: $(OBJ)/cuda/check-layers.o $(OBJ)/cuda/layers.o \
                            $(filter-out $(OBJ)/minigpt/main.o,$(MINIGPT_OBJ)) \
                            $(COMM_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) $(CUDA_LIBS) -o $@
 
-$(B)/bin/gpu-gemm-bench: $(OBJ)/cuda/gemm_bench.o $(OBJ)/cuda/bench.o \
+$(B)/bin/gpu-gemm-bench: $(OBJ)/cuda/gemm-bench.o $(OBJ)/cuda/bench.o \
                          $(OBJ)/cuda/layers.o \
                          $(filter-out $(OBJ)/fleet/main.o,$(FLEET_OBJ))
 	@mkdir -p $(@D)

@@ -30,15 +30,15 @@ my %tolerance = (
     softmax_exp => 1e-6, softmax_gradient => 1e-5,
     crossentropy_gradient => 1e-7, adamw_element => 1e-6,
 );
-my $source = "$root/code/cuda/elementwise_test.c";
+my $source = "$root/code/cuda/elementwise-test.c";
 my @compilers = (['gcc', 'gcc', '-std=c11', '-D_DEFAULT_SOURCE', '-Wall',
                   '-Wextra', '-Werror', '-Wshadow', "-I$root/code/minigpt",
                   $source, '-lm']);
 if ($nvcc) {
-    system('cp', $source, "$dir/elementwise_test.cu") == 0 or die "cp: $!";
+    system('cp', $source, "$dir/elementwise-test.cu") == 0 or die "cp: $!";
     push @compilers, ['nvcc', $nvcc, '-std=c++17', "-I$root/code/minigpt",
                       '-Xcompiler', '-Wall,-Wextra,-Werror',
-                      "$dir/elementwise_test.cu"];
+                      "$dir/elementwise-test.cu"];
 }
 for my $c (@compilers) {
     my ($name, @command) = @$c;

@@ -13,12 +13,12 @@ typedef struct {
 } Gemm;
 
 /* A linear layer's three GEMMs on one rank: in (tokens, IC) · w (IC, OC),
-   then dout · wᵀ and inᵀ · dout, as matmul_forward and _backward. */
+   then dout · w^T and in^T · dout, as matmul_forward and _backward. */
 static int linear_gemms(Gemm *g, int tokens, int IC, int OC)
 {
     g[0] = (Gemm){ tokens, OC, IC, 0, 0, 0 };       /* out = in w     */
-    g[1] = (Gemm){ tokens, IC, OC, 0, 1, 0 };       /* din = dout wᵀ  */
-    g[2] = (Gemm){ IC, OC, tokens, 1, 0, 1 };       /* dw += inᵀ dout */
+    g[1] = (Gemm){ tokens, IC, OC, 0, 1, 0 };       /* din = dout w^T  */
+    g[2] = (Gemm){ IC, OC, tokens, 1, 0, 1 };       /* dw += in^T dout */
     return 3;
 }
 

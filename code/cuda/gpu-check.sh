@@ -8,7 +8,8 @@ mkdir -p "$OUT" || exit 2
 log=$OUT/gpu-check.log
 failed=0
 { echo "gpu-check: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  nvidia-smi -L 2>&1 || echo "nvidia-smi: not found"; } > "$log"
+  if command -v nvidia-smi > /dev/null; then nvidia-smi -L 2>&1
+  else echo "nvidia-smi: not found"; fi; } > "$log"
 
 # step NAME COMMAND...: run it, keep its output in the log, say how it went.
 step() {
@@ -28,6 +29,10 @@ step() {
 }
 
 step layers "$B/bin/gpu-check-layers"
+if grep -q 'no CUDA device' "$log"; then    # nothing else can run either
+    echo "gpu-check: $(grep -m 1 'no CUDA device' "$log")"
+    exit 2
+fi
 step layers-csv "$B/bin/gpu-check-layers" --csv --output "$OUT/layers.csv"
 step verify-fp32 "$B/bin/minigpt" --device cuda --verify
 step verify-bf16 "$B/bin/minigpt" --device cuda --verify --precision bf16

@@ -321,7 +321,7 @@ static const __nv_bfloat16 *bf16_copy(int which, const real *x, size_t n)
    op(B) (K, N), or += when accumulate is set, all row-major, C in fp32
    and A and B in the given precision. cuBLAS is column-major, and a
    row-major matrix read column-major is its transpose, so it computes
-   Cᵀ = op(B)ᵀ op(A)ᵀ: the operands swap. */
+   C^T = op(B)^T op(A)^T: the operands swap. */
 void gpu_gemm(int M, int N, int K, const void *A, int lda, int trans_a,
               const void *B, int ldb, int trans_b, real *C, int ldc,
               int accumulate, GpuPrecision inputs)
