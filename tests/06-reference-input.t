@@ -128,6 +128,7 @@ my %flags = (
                    --resume --log --profile --machine --transcript --gradcheck --verify
                    --quiet --dump --keep-checkpoints --allow-schedule-change
                    --sample --dp --allreduce --no-overlap --no-allreduce --zero --json --csv --latex
+                   --device --precision
                    --output --help)],
     'matmul-bench' => [qw(--batch --seq --hidden --vocab --seconds --repeats
                           --machine --transcript --json --csv --latex --output
