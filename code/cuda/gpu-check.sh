@@ -11,13 +11,14 @@ failed=0
   if command -v nvidia-smi > /dev/null; then nvidia-smi -L 2>&1
   else echo "nvidia-smi: not found"; fi; } > "$log"
 
-# step NAME COMMAND...: run it, keep its output in the log, say how it went.
+# step NAME COMMAND...: run it, keep its output in the log, say how it
+# went; a step that hangs is stopped after four minutes (exit 124).
 step() {
     name=$1
     shift
     echo "== $name: $*" >> "$log"
     start=$(date +%s)
-    "$@" >> "$log" 2>&1
+    timeout 240 "$@" >> "$log" 2>&1
     status=$?
     echo "== $name: exit $status, $(($(date +%s) - start)) s" >> "$log"
     if [ $status -eq 0 ]; then
