@@ -71,7 +71,7 @@ OBJ := $(B)/obj
 all:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory tangle
-	@$(MAKE) --no-print-directory book solutions
+	@$(MAKE) --no-print-directory book solutions $(if $(NVCC),$(GPU_BINS))
 
 # ------------------------------------------------------------------ deps ----
 deps: $(B)/stamp/deps
