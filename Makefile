@@ -71,7 +71,8 @@ OBJ := $(B)/obj
 all:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory tangle
-	@$(MAKE) --no-print-directory book solutions $(if $(NVCC),$(GPU_BINS))
+	@$(MAKE) --no-print-directory book solutions $(B)/bin/minigpt-emulated \
+	  $(if $(NVCC),$(GPU_BINS))
 
 # ------------------------------------------------------------------ deps ----
 deps: $(B)/stamp/deps
@@ -187,7 +188,7 @@ $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CC := $(MPICC)
 BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
         $(B)/bin/matmul-bench $(B)/bin/allreduce $(B)/bin/machine
 
-programs: $(BINS) $(if $(NVCC),$(GPU_BINS))
+programs: $(BINS) $(B)/bin/minigpt-emulated $(if $(NVCC),$(GPU_BINS))
 
 # Objects depend on the flags they were built with, so SANITIZE=1 rebuilds.
 $(OBJ)/cflags: FORCE
@@ -314,6 +315,12 @@ $(B)/bin/gpu-gemm-bench: $(OBJ)/cuda/gemm-bench.o $(OBJ)/cuda/bench.o \
                          $(filter-out $(OBJ)/fleet/main.o,$(FLEET_OBJ))
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(CUDA_LIBS) -o $@
+
+# The GPU model's code (device.c) on the CPU's layers, in every build.
+$(B)/bin/minigpt-emulated: $(MINIGPT_OBJ) $(COMM_OBJ) $(COMMON_OBJ) \
+                           $(OBJ)/cuda/device.o $(OBJ)/cuda/emulated.o
+	@mkdir -p $(@D)
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Every GPU test and benchmark, with a log and CSV files in GPU_OUT.
 gpu-check:

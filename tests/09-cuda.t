@@ -56,6 +56,31 @@ for my $c (@compilers) {
     }
 }
 
+# ---- the GPU model's code, on the CPU's layers ----
+my $emulated = "$root/build/bin/minigpt-emulated";
+ok(-x $emulated, 'build/bin/minigpt-emulated is built');
+{
+    my ($status, $out, $err) = run($emulated, '--device', 'cuda', '--verify');
+    is($status, 0, 'emulated fp32 --verify passes') or diag($out . $err);
+    like($out, qr/max \|dloss\| = 0, max \|dgrad\| = 0$/m,
+         'emulated fp32: the same functions give the same loss and gradient');
+    for my $micro (1, 2) {
+        my $r = json_of($emulated, '--device', 'cuda', '--verify',
+                        '--precision', 'bf16', '--micro-batches', $micro);
+        is($r->{result}, 'OK', "emulated bf16 --verify, $micro micro-batches");
+        ok($r->{relative_dgrad_norm} > 0,
+           'emulated bf16: the rounding changed the gradient');
+        ok($r->{relative_dgrad_norm} <= $r->{grad_tolerance}
+           && $r->{relative_dloss} <= $r->{loss_tolerance},
+           'emulated bf16: within the stated tolerances');
+        close_to($r->{grad_tolerance}, (8 * 2 + 3) * 2 / 256, 1e-12,
+                 'gradient tolerance (8L + 3)·2u for L = 2');
+    }
+    my $r = json_of($emulated, '--device', 'cuda', '--steps', 20, '--quiet');
+    ok($r->{train_loss} > 0 && $r->{train_loss} < 4 && $r->{val_loss} > 0,
+       'emulated training runs and reports its losses');
+}
+
 # ---- refusals ----
 if (!$nvcc) {
   SKIP: {
