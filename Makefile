@@ -13,6 +13,9 @@
 #                   grade a student's ring reduce-scatter and all-gather
 #   make lab-tp LAB=file.c
 #                   grade a student's column- and row-parallel linear layers
+#   make gpu-check GPU_OUT=DIR
+#                   on a machine with nvcc and a GPU: build and run every GPU
+#                   test and benchmark, a log and CSV into DIR (build/gpu)
 #   make check-sanitize
 #                   the programs' tests under ASan and UBSan
 #   make clean      remove build/
@@ -37,6 +40,18 @@ PACKAGES := gcc make perl noweb gnuplot-nox texlive-latex-base \
 
 # CUDA is optional: detected here, never required.
 NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+# The CUDA backend (Appendix "The CUDA backend") is compiled wherever nvcc is
+# found, so that it cannot rot, and run by `make gpu-check` on a machine with
+# a GPU. Without nvcc, minigpt links code/cuda/absent.c instead, which
+# refuses --device cuda in one line. NVCC_ARCH=-arch=sm_80 builds for A100s.
+CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+NVCC_ARCH ?= -arch=sm_90
+NVCCFLAGS := -std=c++17 -O2 $(NVCC_ARCH) -Werror all-warnings \
+             -Xcompiler -Wall,-Wextra,-Werror
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas \
+             -lcudart -lstdc++
+GPU_BINS := $(B)/bin/gpu-check-layers $(B)/bin/gpu-gemm-bench
+GPU_OUT ?= $(B)/gpu
 
 # ------------------------------------------------------------- C compiler --
 CC := gcc
@@ -52,13 +67,14 @@ OBJ := $(B)/obj
 
 .PHONY: all deps tangle tangle-into index-stream programs runs figures book \
         solutions test check-sanitize bench lab-attention lab-ring lab-tp \
-        clean info \
+        gpu-check clean info \
         FORCE
 
 all:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory tangle
-	@$(MAKE) --no-print-directory book solutions
+	@$(MAKE) --no-print-directory book solutions $(B)/bin/minigpt-emulated \
+	  $(if $(NVCC),$(GPU_BINS))
 
 # ------------------------------------------------------------------ deps ----
 deps: $(B)/stamp/deps
@@ -174,7 +190,7 @@ $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CC := $(MPICC)
 BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
         $(B)/bin/matmul-bench $(B)/bin/allreduce $(B)/bin/machine
 
-programs: $(BINS)
+programs: $(BINS) $(B)/bin/minigpt-emulated $(if $(NVCC),$(GPU_BINS))
 
 # Objects depend on the flags they were built with, so SANITIZE=1 rebuilds.
 $(OBJ)/cflags: FORCE
@@ -190,13 +206,16 @@ $(B)/bin/fleet: $(FLEET_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(B)/bin/minigpt: $(MINIGPT_OBJ) $(COMM_OBJ) $(COMMON_OBJ)
+$(B)/bin/minigpt: $(MINIGPT_OBJ) $(COMM_OBJ) $(COMMON_OBJ) \
+                 $(if $(NVCC),$(OBJ)/cuda/device.o $(OBJ)/cuda/layers.o,\
+                   $(OBJ)/cuda/absent.o)
 	@mkdir -p $(@D)
-	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) $(if $(NVCC),$(CUDA_LIBS)) -o $@
 
 # The same trainer in double precision, for the sharp gradient check.
 OBJ64 := $(B)/obj-fp64
-MINIGPT64_OBJ := $(patsubst $(OBJ)/%,$(OBJ64)/%,$(MINIGPT_OBJ))
+MINIGPT64_OBJ := $(patsubst $(OBJ)/%,$(OBJ64)/%,$(MINIGPT_OBJ)) \
+                 $(OBJ64)/cuda/absent.o
 
 $(OBJ64)/%.o: code/%.c $(OBJ)/cflags
 	@mkdir -p $(@D)
@@ -307,9 +326,48 @@ bench: $(B)/bin/matmul-bench $(B)/bin/fleet $(B)/machine.json
 	  --gated --heads 128 --kv-heads 8 --vocab 128000 --seq 8192 \
 	  --batch-tokens 16777216 --gpus 16384 --json > /dev/null
 
+# ------------------------------------------------------------------ CUDA --
+# The C files of code/cuda see mpi.h through minigpt.h; the .cu files are
+# nvcc's. gpu-check-layers links the CPU layers it checks against.
+$(OBJ)/cuda/%.o: code/cuda/%.c $(OBJ)/cflags
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/cuda/%.o: code/cuda/%.cu code/cuda/gpu.h code/minigpt/elementwise.h
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(B)/bin/gpu-check-layers: $(OBJ)/cuda/check-layers.o $(OBJ)/cuda/layers.o \
+                           $(filter-out $(OBJ)/minigpt/main.o,$(MINIGPT_OBJ)) \
+                           $(COMM_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) $(CUDA_LIBS) -o $@
+
+$(B)/bin/gpu-gemm-bench: $(OBJ)/cuda/gemm-bench.o $(OBJ)/cuda/bench.o \
+                         $(OBJ)/cuda/layers.o \
+                         $(filter-out $(OBJ)/fleet/main.o,$(FLEET_OBJ))
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(CUDA_LIBS) -o $@
+
+# The GPU model's code (device.c) on the CPU's layers, in every build.
+$(B)/bin/minigpt-emulated: $(MINIGPT_OBJ) $(COMM_OBJ) $(COMMON_OBJ) \
+                           $(OBJ)/cuda/device.o $(OBJ)/cuda/emulated.o
+	@mkdir -p $(@D)
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Every GPU test and benchmark, with a log and CSV files in GPU_OUT.
+gpu-check:
+	@if [ -z "$(NVCC)" ]; then \
+	  echo "gpu-check: nvcc was not found: this build has no CUDA backend"; \
+	  exit 2; fi
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory tangle
+	@$(MAKE) --no-print-directory $(GPU_BINS) $(B)/bin/minigpt
+	@sh code/cuda/gpu-check.sh $(B) $(GPU_OUT)
+
 -include $(FLEET_OBJ:.o=.d) $(MINIGPT_OBJ:.o=.d) $(MINIGPT64_OBJ:.o=.d) \
          $(OBJ)/minigpt/bench.d $(wildcard $(OBJ)/comm/*.d) \
-         $(wildcard $(OBJ)/machine/*.d)
+         $(wildcard $(OBJ)/machine/*.d) $(wildcard $(OBJ)/cuda/*.d)
 
 # --------------------------------------------------------------- machine ----
 # The machine is measured once per build, before any chapter's run, into one

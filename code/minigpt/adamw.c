@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "minigpt.h"
+#include "elementwise.h"
 
 int warmup_steps(int steps)
 {
@@ -53,12 +54,9 @@ void adamw_span(const AdamW *opt, real lr, int step, real decay, real *w,
 {
     real c1 = 1.0f - pow(opt->beta1, (real)step);
     real c2 = 1.0f - pow(opt->beta2, (real)step);
-    for (size_t i = 0; i < count; i++) {
-        real mi = mo[i] = opt->beta1 * mo[i] + (1.0f - opt->beta1) * g[i];
-        real vi = v[i] = opt->beta2 * v[i] + (1.0f - opt->beta2) * g[i] * g[i];
-        real update = (mi / c1) / (sqrt(vi / c2) + opt->eps);
-        w[i] -= lr * (update + decay * w[i]);
-    }
+    for (size_t i = 0; i < count; i++)
+        adamw_element(&w[i], g[i], &mo[i], &v[i], opt->beta1, opt->beta2,
+                      opt->eps, c1, c2, lr, decay);
 }
 
 void adamw_update(Model *m, const AdamW *opt, real lr, int step)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "minigpt.h"
+#include "elementwise.h"
 
 void encoder_forward(real *out, const int *tokens, const real *wte,
                      const real *wpe, int B, int T, int C)
@@ -43,9 +44,9 @@ void layernorm_forward(real *out, real *mean, real *rstd, const real *in,
         mu /= (real)C;
         for (int i = 0; i < C; i++)
             var += (x[i] - mu) * (x[i] - mu);
-        real r = 1.0f / sqrt(var / (real)C + 1e-5f);
+        real r = layernorm_rstd(var, C);
         for (int i = 0; i < C; i++)
-            y[i] = (x[i] - mu) * r * w[i] + b[i];
+            y[i] = layernorm_normalise(x[i], mu, r, w[i], b[i]);
         mean[n] = mu;
         rstd[n] = r;
     }
@@ -63,7 +64,7 @@ void layernorm_backward(real *din, real *dw, real *db, const real *dout,
         real mu = mean[n], r = rstd[n];
         real g_mean = 0.0f, gx_mean = 0.0f;
         for (int i = 0; i < C; i++) {
-            real xhat = (x[i] - mu) * r;
+            real xhat = layernorm_xhat(x[i], mu, r);
             real g = d[i] * w[i];
             g_mean += g;
             gx_mean += g * xhat;
@@ -72,10 +73,10 @@ void layernorm_backward(real *din, real *dw, real *db, const real *dout,
         }
         g_mean /= (real)C;
         gx_mean /= (real)C;
-        for (int i = 0; i < C; i++) {
-            real xhat = (x[i] - mu) * r;
-            dx[i] += r * (d[i] * w[i] - g_mean - xhat * gx_mean);
-        }
+        for (int i = 0; i < C; i++)
+            dx[i] += layernorm_input_gradient(d[i], w[i], layernorm_xhat(
+                                                  x[i], mu, r), r, g_mean,
+                                              gx_mean);
     }
 }
 void matmul_forward(GemmWorkspace *ws, real *out, const real *in,
@@ -126,7 +127,7 @@ void attention_forward(real *out, real *att, const real *qkv,
                 }
                 real sum = 0.0f;
                 for (int t2 = 0; t2 <= t; t2++) {
-                    row[t2] = exp(row[t2] - max);
+                    row[t2] = softmax_exp(row[t2], max);
                     sum += row[t2];
                 }
                 for (int t2 = 0; t2 < T; t2++)
@@ -171,7 +172,7 @@ void attention_backward(real *dqkv, real *datt_row, const real *dout,
                 }
                 for (int t2 = 0; t2 <= t; t2++) {
                     size_t k_at = ((size_t)b * T + t2) * 3 * C + C + h * hs;
-                    real dscore = row[t2] * (datt_row[t2] - dot) * scale;
+                    real dscore = softmax_gradient(row[t2], datt_row[t2], dot, scale);
                     for (int i = 0; i < hs; i++) {
                         dq[i] += dscore * qkv[k_at + i];
                         dqkv[k_at + i] += dscore * q[i];
@@ -181,27 +182,17 @@ void attention_backward(real *dqkv, real *datt_row, const real *dout,
             }
 }
 #endif
-static const real gelu_k = 0.7978845608028654;      /* sqrt(2 / pi) */
-
 void gelu_forward(real *out, const real *in, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        real x = in[i];
-        real u = gelu_k * (x + (real)0.044715 * x * x * x);
-        out[i] = x / (1 + exp(-2 * u));
-    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = gelu(in[i]);
 }
 
 /* din is written. */
 void gelu_backward(real *din, const real *in, const real *dout, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        real x = in[i];
-        real u = gelu_k * (x + (real)0.044715 * x * x * x);
-        real s = 1 / (1 + exp(-2 * u));                 /* sigma(2u) */
-        real du = gelu_k * (1 + 3 * (real)0.044715 * x * x);
-        din[i] = (s + x * s * (1 - s) * 2 * du) * dout[i];
-    }
+    for (size_t i = 0; i < n; i++)
+        din[i] = gelu_gradient(in[i], dout[i]);
 }
 void residual_forward(real *out, const real *a, const real *b, size_t n)
 {
@@ -219,7 +210,7 @@ double crossentropy_forward(real *probs, real *losses, const int *targets,
             if (p[v] > max)
                 max = p[v];
         for (int v = 0; v < V; v++) {
-            p[v] = exp(p[v] - max);
+            p[v] = softmax_exp(p[v], max);
             z += p[v];
         }
         for (int v = 0; v < V; v++)
@@ -236,9 +227,7 @@ void crossentropy_backward(real *dlogits, const real *probs,
 {
     real per_position = scale / (real)N;
     for (int n = 0; n < N; n++)
-        for (int v = 0; v < V; v++) {
-            real indicator = v == targets[n] ? 1.0f : 0.0f;
-            dlogits[(size_t)n * V + v] =
-                (probs[(size_t)n * V + v] - indicator) * per_position;
-        }
+        for (int v = 0; v < V; v++)
+            dlogits[(size_t)n * V + v] = crossentropy_gradient(
+                probs[(size_t)n * V + v], v == targets[n], per_position);
 }

@@ -1,7 +1,8 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/97-cuda.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"
+#include "../cuda/device.h"
 
 static int run(const char *command, Option *options, int rank, int ranks);
 static int run_on_mesh(const char *command, Option *options, Settings set);
@@ -70,6 +71,10 @@ int main(int argc, char **argv)
           NULL, 0 },
         { "--zero", OPT_NAME, 0, "ZeRO stage 0, 1, 2 or 3: shard the optimizer "
           "state, also the gradients, also the weights", 0, "0", 0 },
+        { "--device", OPT_NAME, 0, "cuda: train (or --verify) on the GPU, in one "
+          "process; the CPU is the default", 0, NULL, 0 },
+        { "--precision", OPT_NAME, 0, "with --device cuda: fp32, or bf16 GEMM "
+          "inputs with fp32 weights and accumulation", 0, "fp32", 0 },
         { "--sample", OPT_COUNT, 1e6, "print this many tokens of the language "
           "and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,
@@ -98,6 +103,9 @@ static int run(const char *command, Option *options, int rank, int ranks)
     if (option_given(options, "--sample"))
         return rank == 0 ? print_sample(&set, (int)option_number(options,
                                         "--sample"), options) : 0;
+    if (option_given(options, "--device")       /* Appendix ch:cuda */
+        || option_given(options, "--precision"))
+        return device_run(command, &set, options);
     char why[256];
     Mesh *mesh = &set.mesh;
     if (mesh_init(mesh, MPI_COMM_WORLD, mesh->tp, mesh->pp, mesh->dp, why,

@@ -1,0 +1,51 @@
+# Tangled from chapters/97-cuda.nw; edit the chapter, not this file.
+# make gpu-check GPU_OUT=DIR: every GPU test and benchmark of the CUDA
+# backend, one after another; a log and CSV and JSON results into DIR.
+# Usage: sh code/cuda/gpu-check.sh BUILD_DIR OUT_DIR
+B=$1
+OUT=$2
+mkdir -p "$OUT" || exit 2
+log=$OUT/gpu-check.log
+failed=0
+{ echo "gpu-check: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  if command -v nvidia-smi > /dev/null; then nvidia-smi -L 2>&1
+  else echo "nvidia-smi: not found"; fi; } > "$log"
+
+# step NAME COMMAND...: run it, keep its output in the log, say how it
+# went; a step that hangs is stopped after four minutes (exit 124).
+step() {
+    name=$1
+    shift
+    echo "== $name: $*" >> "$log"
+    start=$(date +%s)
+    timeout 240 "$@" >> "$log" 2>&1
+    status=$?
+    echo "== $name: exit $status, $(($(date +%s) - start)) s" >> "$log"
+    if [ $status -eq 0 ]; then
+        echo "gpu-check: $name: OK"
+    else
+        echo "gpu-check: $name: FAIL (exit $status; see $log)"
+        failed=1
+    fi
+}
+
+step layers "$B/bin/gpu-check-layers"
+if grep -q 'no CUDA device' "$log"; then    # nothing else can run either
+    echo "gpu-check: $(grep -m 1 'no CUDA device' "$log")"
+    exit 2
+fi
+step layers-csv "$B/bin/gpu-check-layers" --csv --output "$OUT/layers.csv"
+step verify-fp32 "$B/bin/minigpt" --device cuda --verify
+step verify-bf16 "$B/bin/minigpt" --device cuda --verify --precision bf16
+step verify-micro "$B/bin/minigpt" --device cuda --verify --micro-batches 2
+step verify-wider "$B/bin/minigpt" --device cuda --verify --layers 4 \
+    --hidden 256 --heads 8 --seq 128 --batch 4 --vocab 500
+step train-fp32 "$B/bin/minigpt" --device cuda --quiet --json \
+    --output "$OUT/train-fp32.json"
+step train-bf16 "$B/bin/minigpt" --device cuda --precision bf16 --quiet \
+    --json --output "$OUT/train-bf16.json"
+step train-cpu "$B/bin/minigpt" --quiet --json --output "$OUT/train-cpu.json"
+step gemm "$B/bin/gpu-gemm-bench" --csv --output "$OUT/gemm.csv"
+cat "$OUT/gemm.csv" >> "$log" 2>/dev/null
+echo "gpu-check: log and results in $OUT"
+exit $failed
