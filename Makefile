@@ -155,7 +155,7 @@ tangle-into:
 COMMON_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,$(wildcard code/common/*.c))
 FLEET_OBJ := $(patsubst code/%.c,$(OBJ)/%.o,$(wildcard code/fleet/*.c)) $(COMMON_OBJ)
 MPICC := mpicc
-COMM_OBJ := $(OBJ)/comm/ring.o
+COMM_OBJ := $(OBJ)/comm/ring.o $(OBJ)/comm/mesh.o
 
 # The trainer is compiled for this machine's own vector units, with a*b + c
 # contracted into fused multiply-adds (which -std=c11 alone forbids).

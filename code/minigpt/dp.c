@@ -5,21 +5,13 @@
 #include "minigpt.h"
 #include "../comm/ring.h"
 
-MPI_Datatype real_type(void)
-{
-    return sizeof(real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
-}
-
-int ranks_agree(int status)
-{
-    int worst = status;
-    MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return worst;
-}
-
-int data_parallel_init(DataParallel *dp, Model *m)
+int data_parallel_init(DataParallel *dp, Model *m, const Mesh *mesh)
 {
     dp->model = m;
+    dp->rank = mesh->dp_rank;
+    dp->ranks = mesh->dp;
+    dp->comm = mesh->dp_comm;
+    dp->world = mesh->world;
     dp->capacity = 12 * m->config.layers + 8;
     dp->requests = malloc(sizeof(MPI_Request) * (size_t)dp->capacity);
     dp->statuses = malloc(sizeof(MPI_Status) * (size_t)dp->capacity);
@@ -55,7 +47,7 @@ static void gradients_ready(void *context, int unit)
         if (count[t] > 0)
             MPI_Iallreduce(MPI_IN_PLACE, m->grads_memory + offset[t],
                            (int)count[t], real_type(), MPI_SUM,
-                           MPI_COMM_WORLD, &dp->requests[dp->pending++]);
+                           dp->comm, &dp->requests[dp->pending++]);
     int done;
     MPI_Testall(dp->pending, dp->requests, &done, dp->statuses);
 }
@@ -102,15 +94,15 @@ void data_parallel_combine(DataParallel *dp, double *loss)
         MPI_Waitall(dp->pending, dp->requests, dp->statuses);
     else if (dp->ring)
         ring_allreduce((float *)m->grads_memory, m->params_count,
-                       (float *)dp->scratch, MPI_COMM_WORLD);
+                       (float *)dp->scratch, dp->comm);
     else
         MPI_Allreduce(MPI_IN_PLACE, m->grads_memory, (int)m->params_count,
-                      real_type(), MPI_SUM, MPI_COMM_WORLD);
+                      real_type(), MPI_SUM, dp->comm);
     dp->exposed += MPI_Wtime() - started;
     dp->steps++;
     if (dp->stage == 0)              /* the bytes sent, as Chapter 8 counts */
         dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
-    MPI_Allreduce(MPI_IN_PLACE, loss, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, loss, 1, MPI_DOUBLE, MPI_SUM, dp->comm);
     *loss /= dp->ranks;
 }
 int data_parallel_identical(DataParallel *dp)
@@ -121,10 +113,8 @@ int data_parallel_identical(DataParallel *dp)
     unsigned long long hash = 0xcbf29ce484222325ULL, low, high;
     for (size_t i = 0; i < dp->model->params_count * sizeof(real); i++)
         hash = (hash ^ p[i]) * 0x100000001b3ULL;
-    MPI_Allreduce(&hash, &low, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
-                  MPI_COMM_WORLD);
-    MPI_Allreduce(&hash, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
-                  MPI_COMM_WORLD);
+    MPI_Allreduce(&hash, &low, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, dp->comm);
+    MPI_Allreduce(&hash, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, dp->comm);
     return low == high;
 }
 static int by_value(const void *a, const void *b)
@@ -148,5 +138,5 @@ void data_parallel_step_time(DataParallel *dp)
     }
     dp->intervals_count = kept;
     MPI_Allreduce(&mine, &dp->step_median, 1, MPI_DOUBLE, MPI_MAX,
-                  MPI_COMM_WORLD);
+                  dp->world);
 }

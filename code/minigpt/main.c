@@ -4,6 +4,7 @@
 #include "trainer.h"
 
 static int run(const char *command, Option *options, int rank, int ranks);
+static int run_on_mesh(const char *command, Option *options, Settings set);
 
 int main(int argc, char **argv)
 {
@@ -53,8 +54,12 @@ int main(int argc, char **argv)
           "as PATH.step000100 and so on beside --save PATH", 0, NULL, 0 },
         { "--allow-schedule-change", OPT_SWITCH, 0, "let --resume go on under "
           "another --steps or --lr", 0, NULL, 0 },
-        { "--dp", OPT_COUNT, 4096, "data-parallel ranks (must match mpiexec -n)",
-          1, NULL, 0 },
+        { "--tp", OPT_COUNT, 4096, "tensor-parallel ranks, the mesh's innermost "
+          "axis", 1, NULL, 0 },
+        { "--pp", OPT_COUNT, 4096, "pipeline stages (1 until the pipeline "
+          "chapter)", 1, NULL, 0 },
+        { "--dp", OPT_COUNT, 4096, "data-parallel ranks (--tp × --pp × --dp must "
+          "match mpiexec -n)", 1, NULL, 0 },
         { "--allreduce", OPT_NAME, 0, "ring or mpi, for --dp", 0, "mpi", 0 },
         { "--no-overlap", OPT_SWITCH, 0, "one blocking all-reduce after the "
           "backward pass", 0, NULL, 0 },
@@ -91,7 +96,22 @@ static int run(const char *command, Option *options, int rank, int ranks)
     if (option_given(options, "--sample"))
         return rank == 0 ? print_sample(&set, (int)option_number(options,
                                         "--sample"), options) : 0;
-    int status = 0;
+    char why[256];
+    Mesh *mesh = &set.mesh;
+    if (mesh_init(mesh, MPI_COMM_WORLD, mesh->tp, mesh->pp, mesh->dp, why,
+                  sizeof why) != 0) {
+        if (rank == 0)
+            complain(command, "%s", why);
+        return 2;
+    }
+    int status = run_on_mesh(command, options, set);
+    mesh_free(&set.mesh);
+    return status;
+}
+
+static int run_on_mesh(const char *command, Option *options, Settings set)
+{
+    int rank = set.rank, status = 0;
     if (rank == 0
         && (check_state_paths(command, options) != 0
             || check_writable(command, "--save", set.save) != 0
@@ -102,7 +122,7 @@ static int run(const char *command, Option *options, int rank, int ranks)
             || check_writable(command, "--output",
                               option_text(options, "--output")) != 0))
         status = 2;
-    if (ranks_agree(status) != 0)
+    if (ranks_agree(status, set.mesh.world) != 0)
         return 2;
     /* Training keeps the activations of one micro-batch at a time;
        --gradcheck runs the whole batch in one pass. */
@@ -127,11 +147,11 @@ static int run(const char *command, Option *options, int rank, int ranks)
         model_init_weights(&model, model.params_memory, set.seed);
     Language lang;
     language_init(&lang, set.config.vocab, set.seed);
-    if (data_parallel_init(&set.parallel, &model) != 0) {
+    if (data_parallel_init(&set.parallel, &model, &set.mesh) != 0) {
         complain(command, "cannot allocate the buffers for --dp");
         status = 2;
     }
-    status = ranks_agree(status);
+    status = ranks_agree(status, set.mesh.world);
     TrainingState state = fresh_state(&set);
     char why[1024];
     if (status == 0 && set.resume != NULL
@@ -144,7 +164,7 @@ static int run(const char *command, Option *options, int rank, int ranks)
               && !option_given(options, "--verify") && set.dump == NULL;
     if (status == 0 && set.resume != NULL && trains)
         status = resume_schedule(command, &set, &state, rank == 0);
-    status = ranks_agree(status);
+    status = ranks_agree(status, set.mesh.world);
     if (status == 0 && option_given(options, "--gradcheck"))
         status = gradcheck(&model, &lang, &set, options);
     else if (status == 0 && option_given(options, "--verify"))

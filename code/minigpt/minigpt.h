@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09a-mesh.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 
@@ -270,7 +270,12 @@ int checkpoint_load(const char *path, Model *m, TrainingState *s,
 double measure_peak_flops(double seconds);
 /* The processor's name, as /proc/cpuinfo gives it. */
 const char *cpu_name(char *buffer, size_t size);
-#include <mpi.h>
+#include "../comm/mesh.h"
+
+static inline MPI_Datatype real_type(void)
+{
+    return float_type(sizeof(real));
+}
 
 enum {                    /* the kinds of bytes a rank holds */
     HELD_WEIGHTS, HELD_GRADIENTS, HELD_OPTIMIZER, HELD_BUFFERS, HELD_KINDS
@@ -285,7 +290,8 @@ typedef struct {
 } ShardRun;
 
 typedef struct {
-    int rank, ranks;          /* in MPI_COMM_WORLD                        */
+    int rank, ranks;          /* along the mesh's data axis               */
+    MPI_Comm comm, world;     /* the data axis's ranks, and every rank    */
     int ring;                 /* 1: this chapter's ring; 0: MPICH         */
     int overlap;              /* start each block's all-reduce when ready */
     int communicate;          /* 0: skip the gradient's all-reduce        */
@@ -325,9 +331,7 @@ typedef struct {
     double sent_most;         /* the most any rank sent per step            */
 } DataParallel;
 
-/* The largest status over all ranks: every rank learns if one failed. */
-int ranks_agree(int status);
-int data_parallel_init(DataParallel *dp, Model *m);
+int data_parallel_init(DataParallel *dp, Model *m, const Mesh *mesh);
 void data_parallel_free(DataParallel *dp);
 /* Before a batch's gradient: listen for finished blocks, if overlapping. */
 void data_parallel_begin(DataParallel *dp, Model *m);
@@ -336,12 +340,8 @@ void data_parallel_combine(DataParallel *dp, double *loss);
 /* 1 when every rank holds the same weights, 0 when not, -1 when no rank
    holds them all (Chapter 8's stage 3). */
 int data_parallel_identical(DataParallel *dp);
-/* MPI's name for the type of real. */
-MPI_Datatype real_type(void);
 /* After training, on every rank: the median step time, into step_median. */
 void data_parallel_step_time(DataParallel *dp);
-/* Bytes this process has sent through MPI_Sendrecv. */
-unsigned long long mpi_bytes_sent(void);
 int sharded_init(DataParallel *dp);
 void sharded_free(DataParallel *dp);
 /* After the backward pass: stage 1 reduce-scatters every unit. */

@@ -100,18 +100,29 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             complain(command, "--allow-schedule-change is for --resume; give both");
             return 2;
         }
-        set->dp = (int)option_number(o, "--dp");
+        int tp = (int)option_number(o, "--tp"), pp = (int)option_number(o, "--pp");
+        int dp = (int)option_number(o, "--dp");
+        if (!option_given(o, "--dp")
+            && (option_given(o, "--tp") || option_given(o, "--pp"))
+            && ranks % (tp * pp) == 0)
+            dp = ranks / (tp * pp);             /* the data axis takes the rest */
+        char layout_why[256];
+        if (mesh_refuses(ranks, tp, pp, dp, layout_why, sizeof layout_why)) {
+            complain(command, "%s", layout_why);
+            return 2;
+        }
+        if (pp > 1) {
+            complain(command, "--pp %d: the pipeline comes in a later chapter; "
+                     "this minigpt runs --pp 1", pp);
+            return 2;
+        }
+        set->dp = dp;
+        set->mesh = (Mesh){ .tp = tp, .pp = pp, .dp = dp };   /* laid out later */
         const char *how = option_text(o, "--allreduce");
-        set->parallel = (DataParallel){ .rank = rank, .ranks = ranks,
-                                        .ring = strcmp(how, "ring") == 0,
+        set->parallel = (DataParallel){ .ring = strcmp(how, "ring") == 0,
                                         .overlap = !option_given(o, "--no-overlap"),
                                         .communicate
                                             = !option_given(o, "--no-allreduce") };
-        if (set->dp != ranks) {
-            complain(command, "--dp %d disagrees with the %d %s started by mpiexec",
-                     set->dp, ranks, plural(ranks, "rank", "ranks"));
-            return 2;
-        }
         if (!set->parallel.communicate
             && (option_given(o, "--verify") || option_given(o, "--gradcheck")
                 || strcmp(option_text(o, "--zero"), "0") != 0)) {

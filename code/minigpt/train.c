@@ -80,8 +80,8 @@ double rank_gradient(Model *m, const Batch *b, Settings *set)
     Batch mine = *b;                 /* the sequences this rank computes */
     int share = set->batch;          /* how many of them                 */
     share = set->batch / set->dp;
-    mine.inputs += (size_t)set->rank * share * m->config.seq;
-    mine.targets += (size_t)set->rank * share * m->config.seq;
+    mine.inputs += (size_t)set->parallel.rank * share * m->config.seq;
+    mine.targets += (size_t)set->parallel.rank * share * m->config.seq;
     data_parallel_begin(&set->parallel, m);
     double loss = batch_gradient(m, &mine, share, set->micro,
                                  (real)share / (real)set->batch);
@@ -208,7 +208,7 @@ int train(Model *m, const Language *lang, Settings *set,
             int bad = save_checkpoint(m, set, &state, why, sizeof why) != 0;
             if (bad)
                 complain(command, "--save: %s", why);
-            if (ranks_agree(bad ? 2 : 0) != 0) {
+            if (ranks_agree(bad ? 2 : 0, set->mesh.world) != 0) {
                 failed = 1;
                 break;
             }
@@ -230,7 +230,7 @@ int train(Model *m, const Language *lang, Settings *set,
            && save_checkpoint(m, set, &state, why, sizeof why) != 0;
     if (bad)
         complain(command, "--save: %s", why);
-    if (ranks_agree(bad ? 2 : 0) != 0)
+    if (ranks_agree(bad ? 2 : 0, set->mesh.world) != 0)
         return 2;
     if (isnan(s.val_loss))
         s.val_loss = validation_loss(m, lang, set->seed, set->batch);

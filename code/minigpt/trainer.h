@@ -18,6 +18,7 @@ typedef struct {
     const char *dump;          /* --dump DIR, or NULL                  */
     int keep;                  /* --keep-checkpoints, or 0             */
     int allow_schedule_change; /* --allow-schedule-change              */
+    Mesh mesh;
     DataParallel parallel;
 } Settings;
 /* 0 if the paths of the flags can all be used as asked, 2 after one line. */

@@ -147,12 +147,12 @@ int verify(Model *m, const Language *lang, Settings *set,
     dmoment = fmax(dmoment, largest_difference(got, ref.v_memory, N, 0, &ok));
     if (set->ranks > 1) {
         double mine_[4] = { dloss, dgrad, dweight, dmoment }, worst[4];
-        MPI_Allreduce(mine_, worst, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(mine_, worst, 4, MPI_DOUBLE, MPI_MAX, set->mesh.world);
         dloss = worst[0];
         dgrad = worst[1];
         dweight = worst[2];
         dmoment = worst[3];
-        ok = ranks_agree(!ok) == 0;
+        ok = ranks_agree(!ok, set->mesh.world) == 0;
     }
     model_free(&ref);
     free(got);

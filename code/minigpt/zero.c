@@ -5,24 +5,6 @@
 #include "minigpt.h"
 #include "../comm/ring.h"
 
-static unsigned long long bytes_sent;
-
-int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                 int dest, int sendtag, void *recvbuf, int recvcount,
-                 MPI_Datatype recvtype, int source, int recvtag,
-                 MPI_Comm comm, MPI_Status *status)
-{
-    int size = 0;
-    PMPI_Type_size(sendtype, &size);
-    bytes_sent += (unsigned long long)sendcount * (unsigned long long)size;
-    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-                         recvcount, recvtype, source, recvtag, comm, status);
-}
-
-unsigned long long mpi_bytes_sent(void)
-{
-    return bytes_sent;
-}
 static void cut_into_runs(DataParallel *dp)
 {
     Model *m = dp->model;
@@ -151,7 +133,7 @@ static Params gather_weights(void *context, int unit)
     int i = unit + 1;
     memcpy(dp->gathered + dp->chunk_at[i], dp->weight_shard + dp->shard_at[i],
            sizeof(real) * chunk_count(dp, i));
-    ring_all_gather((float *)dp->gathered, dp->unit_count[i], MPI_COMM_WORLD);
+    ring_all_gather((float *)dp->gathered, dp->unit_count[i], dp->comm);
     return unit_packed(dp->model, dp->gathered, unit);
 }
 
@@ -167,7 +149,7 @@ static Params unit_gradient(void *context, int unit)
 static void reduce_into_shard(DataParallel *dp, int i, real *into)
 {
     ring_reduce_scatter((float *)dp->unit_buffer, dp->unit_count[i],
-                        (float *)dp->scratch, MPI_COMM_WORLD);
+                        (float *)dp->scratch, dp->comm);
     const real *mine = dp->unit_buffer + dp->chunk_at[i];
     for (size_t k = 0; k < chunk_count(dp, i); k++)
         into[k] += mine[k];
@@ -208,7 +190,7 @@ void sharded_combine(DataParallel *dp)
     for (int i = 0; i < dp->units; i++) {
         pack_unit(m, i - 1, m->grads_memory, dp->unit_buffer);
         ring_reduce_scatter((float *)dp->unit_buffer, dp->unit_count[i],
-                            (float *)dp->scratch, MPI_COMM_WORLD);
+                            (float *)dp->scratch, dp->comm);
         for (int r = dp->unit_runs[i]; r < dp->unit_runs[i + 1]; r++)
             memcpy(m->grads_memory + dp->runs[r].full,
                    dp->unit_buffer + dp->runs[r].unit_at,
@@ -236,7 +218,7 @@ real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step)
         squares += sum_of_squares(gradient_of_run(dp, &dp->runs[r]),
                                   dp->runs[r].count);
     MPI_Allreduce(MPI_IN_PLACE, &squares, 1, MPI_DOUBLE, MPI_SUM,
-                  MPI_COMM_WORLD);
+                  dp->comm);
     real norm, scale = clip_factor(squares, opt->clip, &norm);
     for (int r = 0; r < runs; r++) {
         const ShardRun *run = &dp->runs[r];
@@ -253,7 +235,7 @@ real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step)
                    m->params_memory + dp->runs[r].full,
                    sizeof(real) * dp->runs[r].count);
         ring_all_gather((float *)dp->unit_buffer, dp->unit_count[i],
-                        MPI_COMM_WORLD);
+                        dp->comm);
         unpack_unit(m, i - 1, dp->unit_buffer, m->params_memory);
     }
     dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
@@ -273,7 +255,7 @@ static void collect_runs(DataParallel *dp, const real *shard,
                sizeof(real) * run->count);
     }
     MPI_Allreduce(MPI_IN_PLACE, into, (int)N, real_type(), MPI_SUM,
-                  MPI_COMM_WORLD);
+                  dp->comm);
 }
 
 void sharded_collect(DataParallel *dp, StateKind kind, real *into)
@@ -300,13 +282,13 @@ void sharded_account(DataParallel *dp)
     }
     double per_step = dp->steps > 0 ? dp->sent / dp->steps : 0;
     MPI_Allreduce(&per_step, &dp->sent_most, 1, MPI_DOUBLE, MPI_MAX,
-                  MPI_COMM_WORLD);
+                  dp->comm);
     if (dp->rank == 0)
         dp->held_by_rank = malloc(sizeof(double[HELD_KINDS])
                                   * (size_t)dp->ranks);
     MPI_Gather(dp->held, HELD_KINDS, MPI_DOUBLE,
                dp->rank == 0 ? dp->held_by_rank : NULL, HELD_KINDS,
-               MPI_DOUBLE, 0, MPI_COMM_WORLD);
+               MPI_DOUBLE, 0, dp->comm);
 }
 /* A model of one sequence that holds the whole weights and moments: what a
    checkpoint writes and reads. */
@@ -320,7 +302,7 @@ int sharded_save(DataParallel *dp, const char *path, const TrainingState *s,
 {
     Model whole;
     int status = whole_state(dp->model, &whole);
-    if (ranks_agree(status != 0) != 0) {     /* rank 0 alone reports it */
+    if (ranks_agree(status != 0, dp->comm) != 0) {  /* rank 0 reports it */
         model_free(&whole);
         snprintf(why, why_size, "no memory to gather the state for %s", path);
         return dp->rank == 0 ? -1 : 0;

@@ -1,0 +1,86 @@
+/* Tangled from chapters/08-sharded-state.nw and chapters/09a-mesh.nw; edit the chapters, not this file. */
+#include <stdio.h>
+
+#include "mesh.h"
+
+int mesh_refuses(int ranks, int tp, int pp, int dp, char *why,
+                 size_t why_size)
+{
+    long product = (long)tp * pp * dp;
+    if (tp < 1 || pp < 1 || dp < 1)
+        snprintf(why, why_size, "--tp %d, --pp %d and --dp %d must each be "
+                 "at least 1", tp, pp, dp);
+    else if (product == ranks)
+        return 0;
+    else if (tp == 1 && pp == 1)
+        snprintf(why, why_size, "--dp %d disagrees with the %d %s started "
+                 "by mpiexec", dp, ranks, ranks == 1 ? "rank" : "ranks");
+    else
+        snprintf(why, why_size, "--tp %d × --pp %d × --dp %d asks for %ld "
+                 "ranks; mpiexec started %d", tp, pp, dp, product, ranks);
+    return 1;
+}
+
+int mesh_init(Mesh *mesh, MPI_Comm world, int tp, int pp, int dp,
+              char *why, size_t why_size)
+{
+    *mesh = (Mesh){ .world = world, .tp = tp, .pp = pp, .dp = dp,
+                    .tp_comm = MPI_COMM_NULL, .pp_comm = MPI_COMM_NULL,
+                    .dp_comm = MPI_COMM_NULL,
+                    .prev = MPI_PROC_NULL, .next = MPI_PROC_NULL };
+    MPI_Comm_rank(world, &mesh->rank);
+    MPI_Comm_size(world, &mesh->ranks);
+    if (mesh_refuses(mesh->ranks, tp, pp, dp, why, why_size))
+        return 2;
+    int r = mesh->rank;
+    mesh->tp_rank = r % tp;
+    mesh->pp_rank = r / tp % pp;
+    mesh->dp_rank = r / (tp * pp);
+    int tr = mesh->tp_rank, pr = mesh->pp_rank, dr = mesh->dp_rank;
+    MPI_Comm_split(world, pr + pp * dr, tr, &mesh->tp_comm);
+    MPI_Comm_split(world, tr + tp * dr, pr, &mesh->pp_comm);
+    MPI_Comm_split(world, tr + tp * pr, dr, &mesh->dp_comm);
+    if (pr > 0)
+        mesh->prev = r - tp;
+    if (pr < pp - 1)
+        mesh->next = r + tp;
+    return 0;
+}
+void mesh_free(Mesh *mesh)
+{
+    MPI_Comm *comms[] = { &mesh->tp_comm, &mesh->pp_comm, &mesh->dp_comm };
+    for (int i = 0; i < 3; i++)
+        if (*comms[i] != MPI_COMM_NULL)
+            MPI_Comm_free(comms[i]);
+}
+
+int ranks_agree(int status, MPI_Comm comm)
+{
+    int worst = status;
+    MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, comm);
+    return worst;
+}
+
+MPI_Datatype float_type(size_t bytes)
+{
+    return bytes == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
+}
+
+static unsigned long long bytes_sent;
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                 int dest, int sendtag, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status)
+{
+    int size = 0;
+    PMPI_Type_size(sendtype, &size);
+    bytes_sent += (unsigned long long)sendcount * (unsigned long long)size;
+    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                         recvcount, recvtype, source, recvtag, comm, status);
+}
+
+unsigned long long mpi_bytes_sent(void)
+{
+    return bytes_sent;
+}

@@ -1,0 +1,33 @@
+/* Tangled from chapters/09a-mesh.nw; edit the chapter, not this file. */
+#ifndef MESH_H
+#define MESH_H
+
+#include <stddef.h>
+#include <mpi.h>
+
+typedef struct {
+    MPI_Comm world;               /* every rank of the run            */
+    int rank, ranks;              /* in world                         */
+    int tp, pp, dp;               /* axis sizes, tp * pp * dp == ranks */
+    int tp_rank, pp_rank, dp_rank;    /* this rank's coordinates      */
+    MPI_Comm tp_comm, pp_comm, dp_comm;   /* one communicator per axis */
+    int prev, next;   /* pipeline neighbours (world ranks), MPI_PROC_NULL
+                         at the ends                                  */
+} Mesh;
+
+/* 0, or 2 with a one-line reason in why (same answer on every rank). */
+int mesh_init(Mesh *mesh, MPI_Comm world, int tp, int pp, int dp,
+              char *why, size_t why_size);
+void mesh_free(Mesh *mesh);
+/* 1 after one line in why when tp × pp × dp is not `ranks` (or an axis is
+   not positive); 0 when the layout fits. */
+int mesh_refuses(int ranks, int tp, int pp, int dp, char *why,
+                 size_t why_size);
+/* The largest status over the ranks of comm: every rank learns if one
+   failed. */
+int ranks_agree(int status, MPI_Comm comm);
+/* MPI's name for a floating-point number of `bytes` bytes, 4 or 8. */
+MPI_Datatype float_type(size_t bytes);
+/* Bytes this process has sent through MPI_Sendrecv. */
+unsigned long long mpi_bytes_sent(void);
+#endif
