@@ -1,4 +1,4 @@
-/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -170,6 +170,44 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             complain(command, "--gradcheck perturbs a whole model; use it without "
                      "--zero");
             return 2;
+        }
+        {
+            int t = set->mesh.tp, sp = option_given(o, "--sequence-parallel");
+            ModelConfig shape = set->config;
+            set->split = (TensorParallel){ .comm = MPI_COMM_SELF, .ways = t,
+                                           .sequence_parallel = sp };
+            if (shape.heads % t != 0) {
+                complain(command, "--tp %d does not divide --heads %d: each rank "
+                         "computes whole heads", t, shape.heads);
+                return 2;
+            }
+            if (4 * shape.hidden % t != 0) {
+                complain(command, "--tp %d does not divide the MLP's width, 4 × "
+                         "--hidden = %d", t, 4 * shape.hidden);
+                return 2;
+            }
+            if (shape.vocab % t != 0) {
+                complain(command, "--tp %d does not divide --vocab %d: each rank "
+                         "holds a t-th of the head's columns", t, shape.vocab);
+                return 2;
+            }
+            if (sp && shape.seq % t != 0) {
+                complain(command, "--sequence-parallel: --tp %d does not divide "
+                         "--seq %d", t, shape.seq);
+                return 2;
+            }
+            if (t > 1 && set->parallel.stage > 0 && set->resume != NULL) {
+                complain(command, "--resume: a run of --tp %d with --zero %d does "
+                         "not resume yet; resume it with --zero 0", t,
+                         set->parallel.stage);
+                return 2;
+            }
+            if (t > 1 && (option_given(o, "--gradcheck")
+                          || option_given(o, "--dump"))) {
+                complain(command, "--tp %d: --gradcheck and --dump work on one whole "
+                         "model; use them without --tp", t);
+                return 2;
+            }
         }
         return 0;
     }

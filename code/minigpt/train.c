@@ -104,9 +104,10 @@ real optimizer_step(Model *m, const AdamW *opt, real lr, int step,
     return norm;
 }
 
-/* The configuration's weights, gradient or one of Adam's moments, whole,
-   on every rank. */
-void collect_state(Model *m, Settings *set, StateKind kind, real *into)
+/* This rank's part of the state (params_count), whole over the
+   data-parallel ranks. */
+static void collect_local_state(Model *m, Settings *set, StateKind kind,
+                                real *into)
 {
     if (set->parallel.stage > 0) {
         sharded_collect(&set->parallel, kind, into);
@@ -115,6 +116,22 @@ void collect_state(Model *m, Settings *set, StateKind kind, real *into)
     real *whole[] = { m->params_memory, m->grads_memory, m->m_memory,
                       m->v_memory };
     memcpy(into, whole[kind], sizeof(real) * m->params_count);
+}
+
+/* The configuration's weights, gradient or one of Adam's moments, whole
+   (whole_params_count), on every rank: the part of the tensor-parallel
+   rank, gathered over its group (Chapter 9). */
+void collect_state(Model *m, Settings *set, StateKind kind, real *into)
+{
+    real *part = into;
+    if (model_ways(m) > 1
+        && (part = malloc(sizeof(real) * m->params_count)) == NULL)
+        abort();
+    collect_local_state(m, set, kind, part);
+    if (part != into) {
+        tp_gather(m, part, into);
+        free(part);
+    }
 }
 enum { VALIDATION_BATCHES = 4 };
 

@@ -106,7 +106,7 @@ int verify(Model *m, const Language *lang, Settings *set,
            Option *options)
 {
     int B = set->batch, T = set->config.seq;
-    size_t N = m->params_count;
+    size_t N = whole_params_count(&m->config);  /* m may hold a part */
     AdamW opt = adamw_settings(set->lr);
     Batch b;
     Rng rng = training_rng(set->seed);

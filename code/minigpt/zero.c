@@ -92,7 +92,7 @@ int sharded_init(DataParallel *dp)
         real *whole = malloc(sizeof(real) * m->params_count);
         if (whole == NULL)
             return -1;
-        model_init_weights(m, whole, dp->seed);
+        tp_init_weights(m, whole, dp->seed);  /* this rank's part */
         for (int r = 0; r < dp->unit_runs[dp->units]; r++)
             memcpy(dp->weight_shard + dp->runs[r].shard,
                    whole + dp->runs[r].full,
@@ -215,10 +215,13 @@ real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step)
     int runs = dp->unit_runs[dp->units];
     double squares = 0.0;
     for (int r = 0; r < runs; r++)
-        squares += sum_of_squares(gradient_of_run(dp, &dp->runs[r]),
-                                  dp->runs[r].count);
+        if (tp_counts_tensor(m, dp->runs[r].tensor))     /* Chapter 9 */
+            squares += sum_of_squares(gradient_of_run(dp, &dp->runs[r]),
+                                      dp->runs[r].count);
     MPI_Allreduce(MPI_IN_PLACE, &squares, 1, MPI_DOUBLE, MPI_SUM,
                   dp->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &squares, 1, MPI_DOUBLE, MPI_SUM,
+                  model_tp_comm(m));            /* nothing when unsplit */
     real norm, scale = clip_factor(squares, opt->clip, &norm);
     for (int r = 0; r < runs; r++) {
         const ShardRun *run = &dp->runs[r];
