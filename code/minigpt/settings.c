@@ -172,28 +172,18 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             return 2;
         }
         {
-            int t = set->mesh.tp, sp = option_given(o, "--sequence-parallel");
+            int t = set->mesh.tp;
             ModelConfig shape = set->config;
             set->split = (TensorParallel){ .comm = MPI_COMM_SELF, .ways = t,
-                                           .sequence_parallel = sp };
+                                           .sequence_parallel = 0 };
             if (shape.heads % t != 0) {
                 complain(command, "--tp %d does not divide --heads %d: each rank "
                          "computes whole heads", t, shape.heads);
                 return 2;
             }
-            if (4 * shape.hidden % t != 0) {
-                complain(command, "--tp %d does not divide the MLP's width, 4 × "
-                         "--hidden = %d", t, 4 * shape.hidden);
-                return 2;
-            }
             if (shape.vocab % t != 0) {
                 complain(command, "--tp %d does not divide --vocab %d: each rank "
                          "holds a t-th of the head's columns", t, shape.vocab);
-                return 2;
-            }
-            if (sp && shape.seq % t != 0) {
-                complain(command, "--sequence-parallel: --tp %d does not divide "
-                         "--seq %d", t, shape.seq);
                 return 2;
             }
             if (t > 1 && set->parallel.stage > 0 && set->resume != NULL) {
