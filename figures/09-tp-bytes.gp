@@ -1,0 +1,16 @@
+# Tangled from chapters/96-tensor-parallel-plumbing.nw; edit the chapter, not this file.
+# Bytes sent per rank per block per micro-batch against t: the formula's
+# curve and the counted points. Kilobytes, so the tick labels stay short.
+set datafile separator ','
+set logscale x 2
+set xrange [0.9:9]
+set xtics (1, 2, 4, 8)
+set xlabel 'tensor-parallel ranks t'
+set ylabel 'kB sent per rank per block'
+set key inside right bottom reverse Left samplen 2 spacing 1.3
+set grid xtics ytics
+set offsets 0, 0, graph 0.05, graph 0.05
+plot data.'/09-tp-bytes-formula.csv' skip 1 using 1:($2 / 1e3) \
+         with lines lw 2 lc rgb '#4477aa' title '8bsh(t-1)/t, fp32', \
+     data.'/09-tp-bytes.csv' skip 1 using 1:($3 / 1e3) \
+         with points pt 7 ps 1.4 lc rgb '#ee6677' title 'counted by minigpt'
