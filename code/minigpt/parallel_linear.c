@@ -10,7 +10,7 @@ void column_parallel_forward(GemmWorkspace *ws, real *out, const real *in,
     matmul_forward(ws, out, in, w, bias, N, C, OCl, flops);
 }
 
-/* din (N, C) = dout (N, OCl) · wᵀ, all-reduced over tp (f backward);
+/* din (N, C) = dout (N, OCl) · w^T, all-reduced over tp (f backward);
    dw (C, OCl) and dbias (OCl) accumulate (+=) this rank's part. */
 void column_parallel_backward(GemmWorkspace *ws, real *din, real *dw,
     real *dbias, const real *dout, const real *in, const real *w,
@@ -34,7 +34,7 @@ void row_parallel_forward(GemmWorkspace *ws, real *out, const real *in,
                 out[(size_t)n * OC + o] += bias[o];
 }
 
-/* din (N, Cl) = dout (N, OC) · wᵀ (g backward: identity); dw (Cl, OC),
+/* din (N, Cl) = dout (N, OC) · w^T (g backward: identity); dw (Cl, OC),
    dbias (OC) accumulate. */
 void row_parallel_backward(GemmWorkspace *ws, real *din, real *dw,
     real *dbias, const real *dout, const real *in, const real *w,
