@@ -25,7 +25,10 @@ my $word = 4;                                     # bytes of a real (fp32)
 # --verify: 1, 2 and 4 ways; with two micro-batches; and two ways by two
 # data-parallel ranks, with every ZeRO stage.
 for my $case ([1], [2], [4], [2, '--micro-batches', 2],
-              map { [2, '--dp', 2, '--zero', $_] } 0 .. 3) {
+              (map { [2, '--dp', 2, '--zero', $_] } 0 .. 3),
+              (map { [$_, '--sequence-parallel'] } 1, 2, 4),
+              [2, qw(--sequence-parallel --micro-batches 2)],
+              [2, qw(--sequence-parallel --dp 2 --zero 1)]) {
     my ($t, @flags) = @$case;
     my $ranks = grep({ $_ eq '--dp' } @flags) ? 2 * $t : $t;
     my $name = "verify, --tp $t @flags";
@@ -38,34 +41,42 @@ for my $case ([1], [2], [4], [2, '--micro-batches', 2],
 }
 
 # The collectives of a block, counted, against the formula, and the
-# activations a rank holds against its local shapes: two training steps.
-my %held;
-for my $t (1, 2, 4) {
+# activations a rank holds against its local shapes: two training steps,
+# with and without sequence parallelism.
+my (%held, %held_sp);
+for my $case ((map { [$_, 0] } 1, 2, 4), [2, 1], [4, 1]) {
+    my ($t, $sp) = @$case;
     my $r = json_of(mpiexec($t, $minigpt, @tiny, '--tp', $t, qw(--steps 2
-                            --eval-every 1000 --quiet)));
+                            --eval-every 1000 --quiet),
+                            $sp ? '--sequence-parallel' : ()));
     my ($b, $bsh) = ($r->{micro_batch}, $r->{micro_batch} * $T * $C);
     my $formula = 8 * $bsh * ($t - 1) / $t * $word;
-    is($r->{tp}, $t, "--tp $t: reports tp $t");
-    is($r->{sequence_parallel}, 0, "--tp $t: no sequence parallelism");
-    is($r->{tp_collectives_per_block}, $t == 1 ? 0 : 4,
-       "--tp $t: two all-reduces forward and two backward per block");
+    my $name = "--tp $t" . ($sp ? ' --sequence-parallel' : '');
+    is($r->{tp}, $t, "$name: reports tp $t");
+    is($r->{sequence_parallel}, $sp, "$name: reports sequence_parallel $sp");
+    # Each all-reduce becomes a reduce-scatter and an all-gather.
+    is($r->{tp_collectives_per_block}, $t == 1 ? 0 : $sp ? 8 : 4,
+       "$name: the collectives per block");
     is($r->{tp_bytes_per_block_formula}, $formula,
-       "--tp $t: the formula is 8bsh(t-1)/t elements ($formula B)");
+       "$name: the formula is 8bsh(t-1)/t elements ($formula B)");
     is($r->{tp_bytes_per_block}, $formula,
-       "--tp $t: the bytes counted at MPI_Sendrecv are the formula's");
-    # Kept for the backward pass: the stream, the layer norms and their
-    # statistics whole; queries, keys, values, attention, the MLP's hidden
-    # and the logits a t-th each.
-    my ($N, $BTC) = ($b * $T, $b * $T * $C);
-    my $layer = 4 * $BTC + 4 * $N
+       "$name: the bytes counted at MPI_Sendrecv are the formula's");
+    # Kept for the backward pass: the layer norms' outputs whole; the
+    # stream and the layer norms' statistics whole, or a t-th with sequence
+    # parallelism; queries, keys, values, attention, the MLP's hidden and
+    # the logits a t-th each.
+    my ($N, $BTC, $s) = ($b * $T, $b * $T * $C, $sp ? $t : 1);
+    my $layer = 2 * $BTC + (2 * $BTC + 4 * $N) / $s
               + (3 * $BTC + $b * $H * $T * $T + $BTC + 8 * $BTC) / $t;
-    my $kept = $BTC + $L * $layer + $BTC + 2 * $N + $N * $V / $t + $N;
+    my $kept = $BTC + $L * $layer + $BTC + 2 * $N / $s + $N * $V / $t + $N;
     is($r->{activation_bytes_held}, $word * $kept,
-       "--tp $t: holds the activations of its local shapes");
-    $held{$t} = $r->{activation_bytes_held};
+       "$name: holds the activations of its local shapes");
+    ($sp ? \%held_sp : \%held)->{$t} = $r->{activation_bytes_held};
 }
 cmp_ok($held{4}, '<', $held{2}, 'four ways hold fewer activations than two');
 cmp_ok($held{2}, '<', $held{1}, 'two ways hold fewer activations than one');
+cmp_ok($held_sp{$_}, '<', $held{$_},
+       "sequence parallelism holds fewer activations at --tp $_") for 2, 4;
 
 # Refusals, before any compute, on every rank, in one line.
 refused('--tp 3 and 4 heads', qr/--tp 3 does not divide --heads 4/,
@@ -73,6 +84,13 @@ refused('--tp 3 and 4 heads', qr/--tp 3 does not divide --heads 4/,
 refused('--tp 4 and a vocabulary of 30', qr/--tp 4 does not divide --vocab 30/,
         mpiexec(4, $minigpt, minigpt_flags(%shape, vocab => 30), '--tp', 4,
                 '--verify'));
+refused('--sequence-parallel, --tp 4 and a context of 18',
+        qr/--sequence-parallel: --tp 4 does not divide --seq 18/,
+        mpiexec(4, $minigpt, minigpt_flags(%shape, seq => 18), qw(--tp 4
+                --sequence-parallel --verify)));
+refused('--sequence-parallel with --zero 2', '--sequence-parallel',
+        mpiexec(4, $minigpt, @tiny, qw(--tp 2 --dp 2 --zero 2
+                --sequence-parallel --verify)));
 refused('--gradcheck split', '--tp',
         mpiexec(2, $minigpt, @tiny, '--tp', 2, '--gradcheck'));
 
@@ -86,9 +104,10 @@ refused('--gradcheck split', '--tp',
         '--save-every', 10, '--save', "$dir/a.ckpt"));
     is($status, 0, '--tp 2 saves a checkpoint') or diag $err;
     my $previous = "$dir/a.ckpt";
-    for my $layout ([1], [4], [2, '--dp', 2], [2]) {
+    for my $layout ([1], [4], [2, '--dp', 2], [2, '--sequence-parallel'],
+                    [2]) {
         my ($t, @flags) = @$layout;
-        my $ranks = @flags ? 2 * $t : $t;
+        my $ranks = grep({ $_ eq '--dp' } @flags) ? 2 * $t : $t;
         my $next = "$dir/$t-" . scalar(@flags) . '.ckpt';
         ($status, undef, $err) = run(mpiexec($ranks, $minigpt, @short, '--tp',
             $t, @flags, '--resume', $previous, '--save', $next));

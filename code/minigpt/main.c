@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"
@@ -68,6 +68,8 @@ int main(int argc, char **argv)
           NULL, 0 },
         { "--zero", OPT_NAME, 0, "ZeRO stage 0, 1, 2 or 3: shard the optimizer "
           "state, also the gradients, also the weights", 0, "0", 0 },
+        { "--sequence-parallel", OPT_SWITCH, 0, "with --tp: layer norms and the "
+          "residual stream on a t-th of the rows each", 0, NULL, 0 },
         { "--sample", OPT_COUNT, 1e6, "print this many tokens of the language "
           "and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,

@@ -384,12 +384,21 @@ int model_init_split(Model *m, ModelConfig config, int batch,
 /* t, the ways m's blocks are split (1: whole), and the group's comm. */
 int model_ways(const Model *m);
 MPI_Comm model_tp_comm(const Model *m);
+/* The ways the stream's rows are split (t with sequence parallelism, else
+   1), and which slice of them is this rank's. */
+int model_sequence_ways(const Model *m);
+int model_sequence_rank(const Model *m);
 void f_forward(real *x, size_t n, MPI_Comm tp);
 void f_backward(real *x, size_t n, MPI_Comm tp);
 void g_forward(real *x, size_t n, MPI_Comm tp);
 void g_backward(real *x, size_t n, MPI_Comm tp);
-/* The sum over tp in place, counted; nothing on one rank. */
-void tp_all_reduce(real *x, size_t n, MPI_Comm tp);
+typedef enum { TP_ALL_REDUCE, TP_REDUCE_SCATTER, TP_ALL_GATHER } TpCollective;
+/* One collective over tp on x (n), in place, counted; nothing on one
+   rank. A reduce-scatter leaves the sum in this rank's t-th of x; an
+   all-gather fills x from every rank's t-th. */
+void tp_collective(TpCollective kind, real *x, size_t n, MPI_Comm tp);
+/* With sequence parallelism (1), f and g split the stream's rows. */
+void tp_split_sequence(int on);
 /* What this process's tensor-parallel collectives have sent. */
 Traffic tp_traffic(void);
 /* ... inside the blocks, in direction 0 (forward) or 1 (backward). */
@@ -426,6 +435,9 @@ void tp_scatter(const Model *m, const real *whole, real *local);
 int tp_counts_tensor(const Model *m, int tensor);
 /* The squared norm of the whole model's array that local is part of. */
 double tp_sum_of_squares(const Model *m, const real *local);
+/* With sequence parallelism, the layer norms' gradients are each rank's
+   rows' alone: sum them over the group (after the batch's gradient). */
+void tp_sum_sequence_parallel_gradients(Model *m);
 /* The reference's initial weights, this rank's part of them. */
 void tp_init_weights(const Model *m, real *local, uint64_t seed);
 #endif

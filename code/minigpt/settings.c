@@ -172,10 +172,11 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             return 2;
         }
         {
-            int t = set->mesh.tp;
+            int t = set->mesh.tp, sp = option_given(o, "--sequence-parallel");
             ModelConfig shape = set->config;
             set->split = (TensorParallel){ .comm = MPI_COMM_SELF, .ways = t,
-                                           .sequence_parallel = 0 };
+                                           .sequence_parallel = sp };
+            tp_split_sequence(sp);
             if (shape.heads % t != 0) {
                 complain(command, "--tp %d does not divide --heads %d: each rank "
                          "computes whole heads", t, shape.heads);
@@ -184,6 +185,16 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             if (shape.vocab % t != 0) {
                 complain(command, "--tp %d does not divide --vocab %d: each rank "
                          "holds a t-th of the head's columns", t, shape.vocab);
+                return 2;
+            }
+            if (sp && shape.seq % t != 0) {
+                complain(command, "--sequence-parallel: --tp %d does not divide "
+                         "--seq %d", t, shape.seq);
+                return 2;
+            }
+            if (sp && (set->parallel.stage >= 2 || sizeof(real) != sizeof(float))) {
+                complain(command, "--sequence-parallel runs in single precision "
+                         "with --zero 0 or 1");
                 return 2;
             }
             if (t > 1 && set->parallel.stage > 0 && set->resume != NULL) {

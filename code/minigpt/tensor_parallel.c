@@ -15,6 +15,16 @@ MPI_Comm model_tp_comm(const Model *m)
 {
     return m->tp != NULL ? m->tp->comm : MPI_COMM_SELF;
 }
+
+int model_sequence_ways(const Model *m)
+{
+    return m->tp != NULL && m->tp->sequence_parallel ? m->tp->ways : 1;
+}
+
+int model_sequence_rank(const Model *m)
+{
+    return model_sequence_ways(m) > 1 ? m->tp->rank : 0;
+}
 static Traffic traffic_total, traffic_blocks[2];
 
 Traffic tp_traffic(void)
@@ -35,7 +45,7 @@ void tp_traffic_blocks_add(Traffic since, int direction)
     b->blocks += 1;
 }
 
-void tp_all_reduce(real *x, size_t n, MPI_Comm tp)
+void tp_collective(TpCollective kind, real *x, size_t n, MPI_Comm tp)
 {
     int t;
     MPI_Comm_size(tp, &t);
@@ -43,6 +53,8 @@ void tp_all_reduce(real *x, size_t n, MPI_Comm tp)
         return;
     unsigned long long before = mpi_bytes_sent();
 #ifdef MINIGPT_FP64
+    if (kind != TP_ALL_REDUCE)        /* refused with the flags */
+        abort();
     MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_DOUBLE, MPI_SUM, tp);
 #else
     static real *scratch;             /* one chunk of the ring, grown */
@@ -55,33 +67,53 @@ void tp_all_reduce(real *x, size_t n, MPI_Comm tp)
             abort();
         scratch_count = chunk;
     }
-    ring_allreduce(x, n, scratch, tp);
+    if (kind == TP_ALL_REDUCE)
+        ring_allreduce(x, n, scratch, tp);
+    else if (kind == TP_REDUCE_SCATTER)
+        ring_reduce_scatter(x, n, scratch, tp);
+    else
+        ring_all_gather(x, n, tp);
 #endif
     traffic_total.collectives += 1;
     traffic_total.bytes += (double)(mpi_bytes_sent() - before);
 }
-/* f: the identity forward; x (n) is already whole on every rank. */
+static int split_sequence;        /* --sequence-parallel: rows are split */
+
+void tp_split_sequence(int on)
+{
+    split_sequence = on;
+}
+
+/* f: the identity forward; x (n) is already whole on every rank. With
+   sequence parallelism, this rank's slice of x's rows is gathered. */
 void f_forward(real *x, size_t n, MPI_Comm tp)
 {
-    (void)x, (void)n, (void)tp;
+    if (split_sequence)
+        tp_collective(TP_ALL_GATHER, x, n, tp);
 }
 
-/* f backward: the input's gradient x (n), summed over the group. */
+/* f backward: the input's gradient x (n), summed over the group; with
+   sequence parallelism, only this rank's slice of the rows. */
 void f_backward(real *x, size_t n, MPI_Comm tp)
 {
-    tp_all_reduce(x, n, tp);
+    tp_collective(split_sequence ? TP_REDUCE_SCATTER : TP_ALL_REDUCE, x, n,
+                  tp);
 }
 
-/* g: a row-parallel layer's partial outputs x (n), summed over the group. */
+/* g: a row-parallel layer's partial outputs x (n), summed over the group;
+   with sequence parallelism, only this rank's slice of the rows. */
 void g_forward(real *x, size_t n, MPI_Comm tp)
 {
-    tp_all_reduce(x, n, tp);
+    tp_collective(split_sequence ? TP_REDUCE_SCATTER : TP_ALL_REDUCE, x, n,
+                  tp);
 }
 
-/* g backward: the identity; the gradient of a sum reaches every term. */
+/* g backward: the identity; the gradient of a sum reaches every term.
+   With sequence parallelism, every rank's slice of x's rows is gathered. */
 void g_backward(real *x, size_t n, MPI_Comm tp)
 {
-    (void)x, (void)n, (void)tp;
+    if (split_sequence)
+        tp_collective(TP_ALL_GATHER, x, n, tp);
 }
 /* probs (N, Vl): this rank's logits of vocabulary r·Vl .. (r + 1)·Vl - 1,
    made its probabilities; losses (N) on every rank; the mean loss. */
@@ -296,4 +328,18 @@ void tp_init_weights(const Model *m, real *local, uint64_t seed)
     model_init_weights(&whole, whole.params_memory, seed);
     tp_scatter(m, whole.params_memory, local);
     model_free(&whole);
+}
+void tp_sum_sequence_parallel_gradients(Model *m)
+{
+    if (model_sequence_ways(m) == 1)
+        return;
+    static const int partial[] = { 2, 3, 8, 9, 14, 15 };   /* ln*_w, _b */
+    for (size_t i = 0; i < sizeof partial / sizeof *partial; i++) {
+        size_t at = 0;
+        for (int t = 0; t < partial[i]; t++)
+            at += m->param_size[t];
+        MPI_Allreduce(MPI_IN_PLACE, m->grads_memory + at,
+                      (int)m->param_size[partial[i]], real_type(), MPI_SUM,
+                      m->tp->comm);
+    }
 }

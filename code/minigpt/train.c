@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +86,7 @@ double rank_gradient(Model *m, const Batch *b, Settings *set)
     double loss = batch_gradient(m, &mine, share, set->micro,
                                  (real)share / (real)set->batch);
     data_parallel_combine(&set->parallel, &loss);
+    tp_sum_sequence_parallel_gradients(m);       /* Chapter 9 */
     return loss;
 }
 AdamW adamw_settings(real lr)

@@ -181,6 +181,8 @@ static int print_verdict(const Settings *set, Option *options, int ok,
         report_add(&r, "micro_batches", FIELD_COUNT, set->micro);
         report_add(&r, "zero_stage", FIELD_COUNT, set->parallel.stage);
         report_add(&r, "tp", FIELD_COUNT, set->mesh.tp);
+        report_add(&r, "sequence_parallel", FIELD_COUNT,
+                   set->split.sequence_parallel);
         report_add(&r, "max_dloss", FIELD_SCI, dloss);
         report_add(&r, "max_dgrad", FIELD_SCI, dgrad);
         report_add(&r, "max_dweight", FIELD_SCI, dweight);
@@ -205,8 +207,9 @@ static int print_verdict(const Settings *set, Option *options, int ok,
                     : set->parallel.stage == 2 ? "Adam's moments and the gradients"
                     : "Adam's moments, the gradients and the weights");
         if (set->mesh.tp > 1)
-            fprintf(f, "verify: each block split %d ways by tensor parallelism, "
-                    "gathered whole to compare\n", set->mesh.tp);
+            fprintf(f, "verify: each block split %d ways by tensor parallelism%s, "
+                    "gathered whole to compare\n", set->mesh.tp,
+                    set->split.sequence_parallel ? ", and the stream's rows" : "");
         fprintf(f, "verify: max |dloss| = %.3g, max |dgrad| = %.3g\n", dloss,
                 dgrad);
         fprintf(f, "verify: after one AdamW step, max |dweight| = %.3g, "
