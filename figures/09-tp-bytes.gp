@@ -7,9 +7,10 @@ set xrange [0.9:9]
 set xtics (1, 2, 4, 8)
 set xlabel 'tensor-parallel ranks t'
 set ylabel 'kB sent per rank per block'
-set key inside right bottom reverse Left samplen 2 spacing 1.3
+set yrange [0:*]
+set key inside left top reverse Left samplen 2 spacing 1.3
 set grid xtics ytics
-set offsets 0, 0, graph 0.05, graph 0.05
+set offsets 0, 0, graph 0.25, 0
 plot data.'/09-tp-bytes-formula.csv' skip 1 using 1:($2 / 1e3) \
          with lines lw 2 lc rgb '#4477aa' title '8bsh(t-1)/t, fp32', \
      data.'/09-tp-bytes.csv' skip 1 using 1:($3 / 1e3) \

@@ -1,5 +1,6 @@
-/* Tangled from chapters/08-sharded-state.nw and chapters/09a-mesh.nw; edit the chapters, not this file. */
+/* Tangled from chapters/08-sharded-state.nw, chapters/09a-mesh.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "mesh.h"
 
@@ -83,4 +84,56 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 unsigned long long mpi_bytes_sent(void)
 {
     return bytes_sent;
+}
+/* The world ranks of comm's members, in comm's order: "2,3". */
+static void members(const Mesh *mesh, MPI_Comm comm, char *text,
+                    size_t size)
+{
+    MPI_Group group, world;
+    MPI_Comm_group(comm, &group);
+    MPI_Comm_group(mesh->world, &world);
+    int n, used = 0;
+    MPI_Group_size(group, &n);
+    text[0] = '\0';
+    for (int i = 0; i < n && (size_t)used < size; i++) {
+        int w;
+        MPI_Group_translate_ranks(group, 1, &i, world, &w);
+        used += snprintf(text + used, size - (size_t)used, "%s%d",
+                         i > 0 ? "," : "", w);
+    }
+    MPI_Group_free(&group);
+    MPI_Group_free(&world);
+}
+
+static const char *neighbour(int rank, char *text, size_t size)
+{
+    if (rank == MPI_PROC_NULL)
+        return "-";
+    snprintf(text, size, "%d", rank);
+    return text;
+}
+
+void mesh_print(const Mesh *mesh, FILE *out)
+{
+    enum { LINE = 512 };
+    char line[LINE], tp[128], pp[128], dp[128], prev[16], next[16];
+    members(mesh, mesh->tp_comm, tp, sizeof tp);
+    members(mesh, mesh->pp_comm, pp, sizeof pp);
+    members(mesh, mesh->dp_comm, dp, sizeof dp);
+    snprintf(line, sizeof line, "rank %d: tp %d of %d [%s], pp %d of %d "
+             "[%s], dp %d of %d [%s], prev %s, next %s", mesh->rank,
+             mesh->tp_rank, mesh->tp, tp, mesh->pp_rank, mesh->pp, pp,
+             mesh->dp_rank, mesh->dp, dp,
+             neighbour(mesh->prev, prev, sizeof prev),
+             neighbour(mesh->next, next, sizeof next));
+    char *all = mesh->rank == 0 ? malloc((size_t)mesh->ranks * LINE) : NULL;
+    MPI_Gather(line, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, mesh->world);
+    if (mesh->rank != 0)
+        return;
+    fprintf(out, "mesh: --tp %d × --pp %d × --dp %d on %d %s\n", mesh->tp,
+            mesh->pp, mesh->dp, mesh->ranks,
+            mesh->ranks == 1 ? "rank" : "ranks");
+    for (int r = 0; all != NULL && r < mesh->ranks; r++)
+        fprintf(out, "%s\n", all + (size_t)r * LINE);
+    free(all);
 }

@@ -3,6 +3,7 @@
 #define MESH_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <mpi.h>
 
 typedef struct {
@@ -30,4 +31,7 @@ int ranks_agree(int status, MPI_Comm comm);
 MPI_Datatype float_type(size_t bytes);
 /* Bytes this process has sent through MPI_Sendrecv. */
 unsigned long long mpi_bytes_sent(void);
+/* Every rank's coordinates and communicators, one line a rank, printed
+   by world rank 0 in rank order. */
+void mesh_print(const Mesh *mesh, FILE *out);
 #endif

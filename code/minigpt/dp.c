@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/08-sharded-state.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09a-mesh.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,29 +12,113 @@ int data_parallel_init(DataParallel *dp, Model *m, const Mesh *mesh)
     dp->ranks = mesh->dp;
     dp->comm = mesh->dp_comm;
     dp->world = mesh->world;
-    dp->capacity = 12 * m->config.layers + 8;
-    dp->requests = malloc(sizeof(MPI_Request) * (size_t)dp->capacity);
-    dp->statuses = malloc(sizeof(MPI_Status) * (size_t)dp->capacity);
-    int ring_here = dp->ring && dp->ranks > 1 && dp->stage == 0;
-    if (ring_here)
-        dp->scratch = malloc(sizeof(real)
-                             * (m->params_count / (size_t)dp->ranks + 1));
-    if (dp->requests == NULL || dp->statuses == NULL
-        || (ring_here && dp->scratch == NULL))
-        return -1;
-    if (dp->stage > 0)
-        return sharded_init(dp);                   /* Chapter 8 */
-    return 0;
+    for (int t = 0; t < PARAM_TENSORS; t++)
+        dp->norm_counts[t] = 1;
+    m->weights_needed = dp->strategy->weights_needed;
+    m->hook_context = dp;
+    return dp->strategy->init(dp);
 }
 
 void data_parallel_free(DataParallel *dp)
 {
-    sharded_free(dp);
+    dp->strategy->free(dp);
+    free(dp->runs);
     free(dp->requests);
     free(dp->statuses);
     free(dp->scratch);
     free(dp->intervals);
+    free(dp->held_by_rank);
 }
+static int own_whole_tensors(DataParallel *dp)
+{
+    dp->runs = malloc(sizeof(ShardRun) * PARAM_TENSORS);
+    if (dp->runs == NULL)
+        return -1;
+    size_t at = 0;
+    dp->owned = 0;
+    for (int t = 0; t < PARAM_TENSORS; t++) {
+        if (dp->rank == 0)
+            dp->runs[dp->owned++] = (ShardRun){
+                t, at, 0, at, dp->model->param_size[t] };
+        at += dp->model->param_size[t];
+    }
+    return 0;
+}
+
+static void step_whole(DataParallel *dp, const AdamW *opt, real lr,
+                       int step, real scale)
+{
+    Model *m = dp->model;
+    if (scale != 1.0f)
+        for (size_t i = 0; i < m->params_count; i++)
+            m->grads_memory[i] *= scale;
+    adamw_update(m, opt, lr, step);
+}
+
+static real *whole_array(const Model *m, StateKind kind)
+{
+    real *whole[] = { m->params_memory, m->grads_memory, m->m_memory,
+                      m->v_memory };
+    return whole[kind];
+}
+
+static void collect_whole(DataParallel *dp, StateKind kind, real *into)
+{
+    const Model *m = dp->model;
+    memcpy(into, whole_array(m, kind), sizeof(real) * m->params_count);
+}
+
+static void scatter_whole(DataParallel *dp, StateKind kind,
+                          const real *whole)
+{
+    const Model *m = dp->model;
+    memcpy(whole_array(m, kind), whole, sizeof(real) * m->params_count);
+}
+
+static void account_whole(DataParallel *dp)
+{
+    count_model_state(dp);
+    size_t chunk = dp->model->params_count / (size_t)dp->ranks + 1;
+    dp->held[HELD_BUFFERS] = dp->scratch == NULL ? 0
+                           : sizeof(real) * (double)chunk;
+}
+
+static void allreduce_blocking(DataParallel *dp)
+{
+    Model *m = dp->model;
+    MPI_Allreduce(MPI_IN_PLACE, m->grads_memory, (int)m->params_count,
+                  real_type(), MPI_SUM, dp->comm);
+}
+
+static int init_ring(DataParallel *dp)
+{
+    size_t chunk = dp->model->params_count / (size_t)dp->ranks + 1;
+    dp->scratch = malloc(sizeof(real) * chunk);
+    return dp->scratch == NULL ? -1 : own_whole_tensors(dp);
+}
+
+static void allreduce_ring(DataParallel *dp)
+{
+    Model *m = dp->model;
+    ring_allreduce((float *)m->grads_memory, m->params_count,
+                   (float *)dp->scratch, dp->comm);
+}
+
+static int init_overlapped(DataParallel *dp)
+{
+    dp->capacity = 12 * dp->model->config.layers + 8;
+    dp->requests = malloc(sizeof(MPI_Request) * (size_t)dp->capacity);
+    dp->statuses = malloc(sizeof(MPI_Status) * (size_t)dp->capacity);
+    if (dp->requests == NULL || dp->statuses == NULL)
+        return -1;
+    return own_whole_tensors(dp);
+}
+
+static void start_overlapped(DataParallel *dp)
+{
+    dp->pending = 0;
+}
+
 static void gradients_ready(void *context, int unit)
 {
     DataParallel *dp = context;
@@ -52,7 +136,31 @@ static void gradients_ready(void *context, int unit)
     MPI_Testall(dp->pending, dp->requests, &done, dp->statuses);
 }
 
-void data_parallel_begin(DataParallel *dp, Model *m)
+static void wait_overlapped(DataParallel *dp)
+{
+    MPI_Waitall(dp->pending, dp->requests, dp->statuses);
+}
+#define REPLICATED(name_, init_, begin_, ready_, finish_)                 \
+    { name_, HOLDS_ALL, init_, begin_, NULL, NULL, ready_, finish_,      \
+      step_whole, collect_whole, scatter_whole, account_whole, do_nothing }
+
+const ShardingStrategy replicated_alone =
+    REPLICATED("none", own_whole_tensors, do_nothing, NULL, do_nothing);
+const ShardingStrategy replicated_skipped =
+    REPLICATED("skipped", own_whole_tensors, do_nothing, NULL, do_nothing);
+const ShardingStrategy replicated_blocking =
+    REPLICATED("mpi", own_whole_tensors, do_nothing, NULL, allreduce_blocking);
+const ShardingStrategy replicated_ring =
+    REPLICATED("ring", init_ring, do_nothing, NULL, allreduce_ring);
+const ShardingStrategy replicated_overlapped =
+    REPLICATED("mpi, overlapped", init_overlapped, start_overlapped,
+               gradients_ready, wait_overlapped);
+void do_nothing(DataParallel *dp)
+{
+    (void)dp;
+}
+
+void data_parallel_begin(DataParallel *dp)
 {
     double now = MPI_Wtime();
     if (dp->last_begin > 0) {
@@ -68,42 +176,48 @@ void data_parallel_begin(DataParallel *dp, Model *m)
         dp->intervals[dp->intervals_count++] = now - dp->last_begin;
     }
     dp->last_begin = now;
-    dp->pending = 0;
     dp->sent_mark = mpi_bytes_sent();
-    if (dp->grad_shard != NULL)
-        memset(dp->grad_shard, 0, sizeof(real) * dp->shard_count);
-    if (dp->ranks > 1 && dp->overlap && !dp->ring && dp->stage == 0
-        && dp->communicate) {
-        m->gradients_ready = gradients_ready;
-        m->hook_context = dp;
-    }
+    dp->strategy->begin_step(dp);
+    dp->model->gradients_needed = dp->strategy->gradients_needed;
+    dp->model->gradients_ready = dp->strategy->gradients_ready;
 }
+
 void data_parallel_combine(DataParallel *dp, double *loss)
 {
-    Model *m = dp->model;
-    if (dp->stage == 0)
-        m->gradients_ready = NULL;
-    if (dp->ranks == 1 && dp->stage == 0)
-        return;
+    dp->model->gradients_needed = NULL;
+    dp->model->gradients_ready = NULL;
     double started = MPI_Wtime();
-    if (dp->stage > 0)
-        sharded_combine(dp);                       /* Chapter 8 */
-    else if (!dp->communicate)
-        ;                                  /* the baseline: compute alone */
-    else if (dp->overlap && !dp->ring)
-        MPI_Waitall(dp->pending, dp->requests, dp->statuses);
-    else if (dp->ring)
-        ring_allreduce((float *)m->grads_memory, m->params_count,
-                       (float *)dp->scratch, dp->comm);
-    else
-        MPI_Allreduce(MPI_IN_PLACE, m->grads_memory, (int)m->params_count,
-                      real_type(), MPI_SUM, dp->comm);
+    dp->strategy->finish_gradients(dp);
     dp->exposed += MPI_Wtime() - started;
     dp->steps++;
-    if (dp->stage == 0)              /* the bytes sent, as Chapter 8 counts */
-        dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
     MPI_Allreduce(MPI_IN_PLACE, loss, 1, MPI_DOUBLE, MPI_SUM, dp->comm);
     *loss /= dp->ranks;
+}
+real *gradient_of_run(const DataParallel *dp, const ShardRun *run)
+{
+    return dp->grad_shard != NULL ? dp->grad_shard + run->shard
+                                  : dp->model->grads_memory + run->full;
+}
+
+double gradient_squares(DataParallel *dp)
+{
+    double squares = 0.0;
+    for (int r = 0; r < dp->owned; r++) {
+        const ShardRun *run = &dp->runs[r];
+        if (dp->norm_counts[run->tensor])
+            squares += sum_of_squares(gradient_of_run(dp, run), run->count);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &squares, 1, MPI_DOUBLE, MPI_SUM, dp->world);
+    return squares;
+}
+
+real data_parallel_step(DataParallel *dp, const AdamW *opt, real lr,
+                        int step)
+{
+    real norm, scale = clip_factor(gradient_squares(dp), opt->clip, &norm);
+    dp->strategy->step(dp, opt, lr, step, scale);
+    dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
+    return norm;
 }
 int data_parallel_identical(DataParallel *dp)
 {
@@ -139,4 +253,73 @@ void data_parallel_step_time(DataParallel *dp)
     dp->intervals_count = kept;
     MPI_Allreduce(&mine, &dp->step_median, 1, MPI_DOUBLE, MPI_MAX,
                   dp->world);
+}
+void count_model_state(DataParallel *dp)
+{
+    const Model *m = dp->model;
+    double word = sizeof(real), N = (double)m->params_count;
+    dp->held[HELD_WEIGHTS] = m->params_memory != NULL ? word * N : 0;
+    dp->held[HELD_GRADIENTS] = m->grads_memory != NULL ? word * N : 0;
+    dp->held[HELD_OPTIMIZER] = m->m_memory != NULL ? 2 * word * N : 0;
+    dp->held[HELD_BUFFERS] = 0;
+}
+
+void data_parallel_account(DataParallel *dp)
+{
+    dp->strategy->account(dp);
+    double per_step = dp->steps > 0 ? dp->sent / dp->steps : 0;
+    MPI_Allreduce(&per_step, &dp->sent_most, 1, MPI_DOUBLE, MPI_MAX,
+                  dp->comm);
+    if (dp->rank == 0)
+        dp->held_by_rank = malloc(sizeof(double[HELD_KINDS])
+                                  * (size_t)dp->ranks);
+    MPI_Gather(dp->held, HELD_KINDS, MPI_DOUBLE,
+               dp->rank == 0 ? dp->held_by_rank : NULL, HELD_KINDS,
+               MPI_DOUBLE, 0, dp->comm);
+}
+/* A model of one sequence that holds the whole weights and moments: what a
+   checkpoint writes and reads. */
+static int whole_state(const Model *m, Model *whole)
+{
+    return model_init(whole, m->config, 1, HOLDS_WEIGHTS | HOLDS_MOMENTS);
+}
+
+int data_parallel_save(DataParallel *dp, const char *path,
+                       const TrainingState *s, char *why, size_t why_size)
+{
+    Model whole;
+    int status = whole_state(dp->model, &whole);
+    int first;                                 /* rank 0 of the world */
+    MPI_Comm_rank(dp->world, &first);
+    first = first == 0;
+    if (ranks_agree(status != 0, dp->world) != 0) {  /* rank 0 says it */
+        model_free(&whole);
+        snprintf(why, why_size, "no memory to gather the state for %s", path);
+        return first ? -1 : 0;
+    }
+    collect_whole_state(dp, STATE_WEIGHTS, whole.params_memory);
+    collect_whole_state(dp, STATE_FIRST_MOMENT, whole.m_memory);
+    collect_whole_state(dp, STATE_SECOND_MOMENT, whole.v_memory);
+    if (first)
+        status = checkpoint_save(path, &whole, s, why, why_size);
+    model_free(&whole);
+    return status;
+}
+
+int data_parallel_load(DataParallel *dp, const char *path, TrainingState *s,
+                       char *why, size_t why_size)
+{
+    Model whole;
+    int status = whole_state(dp->model, &whole);
+    if (status != 0)
+        snprintf(why, why_size, "no memory to read %s", path);
+    else
+        status = checkpoint_load(path, &whole, s, why, why_size);
+    if (status == 0) {
+        scatter_whole_state(dp, STATE_WEIGHTS, whole.params_memory);
+        scatter_whole_state(dp, STATE_FIRST_MOMENT, whole.m_memory);
+        scatter_whole_state(dp, STATE_SECOND_MOMENT, whole.v_memory);
+    }
+    model_free(&whole);
+    return status;
 }

@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"
@@ -60,6 +60,8 @@ int main(int argc, char **argv)
           "chapter)", 1, NULL, 0 },
         { "--dp", OPT_COUNT, 4096, "data-parallel ranks (--tp × --pp × --dp must "
           "match mpiexec -n)", 1, NULL, 0 },
+        { "--print-mesh", OPT_SWITCH, 0, "print each rank's coordinates and "
+          "communicators, and exit", 0, NULL, 0 },
         { "--allreduce", OPT_NAME, 0, "ring or mpi, for --dp", 0, "mpi", 0 },
         { "--no-overlap", OPT_SWITCH, 0, "one blocking all-reduce after the "
           "backward pass", 0, NULL, 0 },
@@ -106,7 +108,9 @@ static int run(const char *command, Option *options, int rank, int ranks)
             complain(command, "%s", why);
         return 2;
     }
-    int status = run_on_mesh(command, options, set);
+    int status = option_given(options, "--print-mesh")
+               ? (mesh_print(mesh, stdout), 0)
+               : run_on_mesh(command, options, set);
     mesh_free(&set.mesh);
     return status;
 }
@@ -130,13 +134,7 @@ static int run_on_mesh(const char *command, Option *options, Settings set)
        --gradcheck runs the whole batch in one pass. */
     int whole = option_given(options, "--gradcheck")
              || option_given(options, "--dump");
-    unsigned holds = HOLDS_ALL;
-    if (set.parallel.stage >= 1)
-        holds &= ~(unsigned)HOLDS_MOMENTS;
-    if (set.parallel.stage >= 2)
-        holds &= ~(unsigned)HOLDS_GRADIENTS;
-    if (set.parallel.stage == 3)
-        holds &= ~(unsigned)HOLDS_WEIGHTS;
+    unsigned holds = set.parallel.strategy->holds;  /* the model's part */
     Model model;
     set.split.comm = set.mesh.tp_comm;       /* this rank's part of each */
     set.split.rank = set.mesh.tp_rank;       /* block, Chapter 9's split */
@@ -155,11 +153,13 @@ static int run_on_mesh(const char *command, Option *options, Settings set)
         complain(command, "cannot allocate the buffers for --dp");
         status = 2;
     }
+    for (int t = 0; t < PARAM_TENSORS; t++)
+        set.parallel.norm_counts[t] = tp_counts_tensor(&model, t);
     status = ranks_agree(status, set.mesh.world);
     TrainingState state = fresh_state(&set);
     char why[1024];
     if (status == 0 && set.resume != NULL
-        && load_checkpoint(&model, &set, &state, why, sizeof why) != 0) {
+        && load_checkpoint(&set, &state, why, sizeof why) != 0) {
         if (rank == 0)                      /* every rank read it; one says */
             complain(command, "--resume: %s", why);
         status = 2;

@@ -289,8 +289,40 @@ typedef struct {
     size_t shard;             /* ... in this rank's shard               */
     size_t count;
 } ShardRun;
+typedef struct DataParallel DataParallel;
 
+/* One way of holding the training state over the data axis's ranks. */
 typedef struct {
+    const char *name;         /* how the report names it              */
+    unsigned holds;           /* what the model keeps whole: HOLDS_*  */
+    /* Allocate what the strategy keeps beside the model; 0 or -1. */
+    int (*init)(DataParallel *dp);
+    /* Before a batch's gradient. */
+    void (*begin_step)(DataParallel *dp);
+    /* The model's hooks: where a unit's weights are and its gradient
+       goes, and who hears that it is finished; NULL: the model's own
+       arrays, and nobody. */
+    Params (*weights_needed)(void *dp, int unit);
+    Params (*gradients_needed)(void *dp, int unit);
+    void (*gradients_ready)(void *dp, int unit);
+    /* After the backward passes: what this rank owns of the gradient
+       becomes the sum over the ranks. */
+    void (*finish_gradients)(DataParallel *dp);
+    /* Scale the gradient by the clip's factor and take AdamW's step;
+       the weights the model holds whole are whole again after it. */
+    void (*step)(DataParallel *dp, const AdamW *opt, real lr, int step,
+                 real scale);
+    /* One array of the state, whole, on every rank of the data axis. */
+    void (*collect)(DataParallel *dp, StateKind kind, real *into);
+    /* Keep this rank's part of a whole array of the state. */
+    void (*scatter)(DataParallel *dp, StateKind kind, const real *whole);
+    /* The bytes this rank holds, by kind, into dp->held. */
+    void (*account)(DataParallel *dp);
+    void (*free)(DataParallel *dp);
+} ShardingStrategy;
+
+struct DataParallel {
+    const ShardingStrategy *strategy;   /* chosen once, from the flags  */
     int rank, ranks;          /* along the mesh's data axis               */
     MPI_Comm comm, world;     /* the data axis's ranks, and every rank    */
     int ring;                 /* 1: this chapter's ring; 0: MPICH         */
@@ -309,6 +341,10 @@ typedef struct {
     double step_median;       /* s: their median after the warm-up,       */
                               /* the slowest rank's                       */
     int identical;            /* every rank ended with the same weights   */
+    ShardRun *runs;           /* what this rank owns, in pieces             */
+    int owned;                /* how many runs                              */
+    int norm_counts[PARAM_TENSORS];  /* 1: this rank's copy of tensor t
+                                        counts in the norm; 0: another's does */
     int stage;                /* ZeRO stage; 0 keeps everything whole       */
     uint64_t seed;            /* of the initial weights                     */
     int units;                /* L + 2: embeddings, blocks, head            */
@@ -316,7 +352,6 @@ typedef struct {
     size_t *chunk_at;         /* (units) where this rank's chunk begins in
                                  the packed unit                            */
     size_t *shard_at;         /* (units + 1) where it lies in the shard     */
-    ShardRun *runs;           /* the shard, in pieces                       */
     int *unit_runs;           /* (units + 1) first run of each unit         */
     size_t shard_count, largest_unit;
     real *weight_shard;       /* (shard_count) stage 3                      */
@@ -330,35 +365,42 @@ typedef struct {
     double sent;              /* bytes sent by the steps                    */
     unsigned long long sent_mark;
     double sent_most;         /* the most any rank sent per step            */
-} DataParallel;
+};
 
+extern const ShardingStrategy replicated_alone, replicated_skipped,
+    replicated_blocking, replicated_overlapped, replicated_ring;
+/* Set up the ranks of the mesh's data axis, and the strategy's state. */
 int data_parallel_init(DataParallel *dp, Model *m, const Mesh *mesh);
 void data_parallel_free(DataParallel *dp);
-/* Before a batch's gradient: listen for finished blocks, if overlapping. */
-void data_parallel_begin(DataParallel *dp, Model *m);
-/* After it: finish the all-reduces, and average the loss too. */
-void data_parallel_combine(DataParallel *dp, double *loss);
 /* 1 when every rank holds the same weights, 0 when not, -1 when no rank
    holds them all (Chapter 8's stage 3). */
 int data_parallel_identical(DataParallel *dp);
 /* After training, on every rank: the median step time, into step_median. */
 void data_parallel_step_time(DataParallel *dp);
-int sharded_init(DataParallel *dp);
-void sharded_free(DataParallel *dp);
-/* After the backward pass: stage 1 reduce-scatters every unit. */
-void sharded_combine(DataParallel *dp);
-/* Clip and step the shard, then gather the weights (stages 1, 2). */
-real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step);
-/* One array of the state, whole, on every rank (for --verify and saves). */
-void sharded_collect(DataParallel *dp, StateKind kind, real *into);
+/* An entry with nothing to do. */
+void do_nothing(DataParallel *dp);
+/* Before a batch's gradient: the strategy's start and its hooks. */
+void data_parallel_begin(DataParallel *dp);
+/* After it: the gradient summed, and the loss averaged, over the ranks. */
+void data_parallel_combine(DataParallel *dp, double *loss);
+/* Clip and step; returns the gradient's norm before clipping. */
+real data_parallel_step(DataParallel *dp, const AdamW *opt, real lr,
+                        int step);
+/* The whole gradient's squared norm, from what each rank owns of it. */
+double gradient_squares(DataParallel *dp);
+/* Where a run's gradient lies: in the shard, or in the model's array. */
+real *gradient_of_run(const DataParallel *dp, const ShardRun *run);
+extern const ShardingStrategy zero_stages[3];     /* stages 1, 2 and 3 */
+/* What the model's own arrays hold, by kind, into dp->held. */
+void count_model_state(DataParallel *dp);
 /* Every rank's bytes held and the most sent, to rank 0. */
-void sharded_account(DataParallel *dp);
+void data_parallel_account(DataParallel *dp);
 /* A checkpoint of the whole state, which rank 0 writes. */
-int sharded_save(DataParallel *dp, const char *path, const TrainingState *s,
-                 char *why, size_t why_size);
-/* Read a checkpoint on every rank and keep this rank's shard of it. */
-int sharded_load(DataParallel *dp, const char *path, TrainingState *s,
-                 char *why, size_t why_size);
+int data_parallel_save(DataParallel *dp, const char *path,
+                       const TrainingState *s, char *why, size_t why_size);
+/* Read a checkpoint on every rank and keep this rank's part of it. */
+int data_parallel_load(DataParallel *dp, const char *path, TrainingState *s,
+                       char *why, size_t why_size);
 typedef struct TensorParallel {
     MPI_Comm comm;            /* the ranks that split each block          */
     int ways, rank;           /* t, and this rank's place among them      */
@@ -438,6 +480,11 @@ double tp_sum_of_squares(const Model *m, const real *local);
 /* With sequence parallelism, the layer norms' gradients are each rank's
    rows' alone: sum them over the group (after the batch's gradient). */
 void tp_sum_sequence_parallel_gradients(Model *m);
+/* One array of the state, whole (whole_params_count), on every rank:
+   the strategy's collection over the data axis, then the tensor axis's
+   gather; and the inverse, for a checkpoint read. */
+void collect_whole_state(DataParallel *dp, StateKind kind, real *into);
+void scatter_whole_state(DataParallel *dp, StateKind kind, const real *whole);
 /* The reference's initial weights, this rank's part of them. */
 void tp_init_weights(const Model *m, real *local, uint64_t seed);
 #endif

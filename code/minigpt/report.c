@@ -138,9 +138,7 @@ void report_run(Report *r, const Model *m, const Settings *set,
     const DataParallel *dp = &set->parallel;
     double per_step = dp->steps > 0 ? dp->exposed / dp->steps : 0;
     report_add(r, "ranks", FIELD_COUNT, dp->ranks);
-    report_text(r, "allreduce", dp->stage > 0 ? "ring, sharded"
-                : dp->ranks == 1 ? "none" : !dp->communicate ? "skipped"
-                : dp->ring ? "ring" : dp->overlap ? "mpi, overlapped" : "mpi");
+    report_text(r, "allreduce", dp->strategy->name);
     report_add(r, "exposed_seconds", FIELD_REAL, per_step);
     report_add(r, "step_seconds_median", FIELD_REAL, dp->step_median);
     report_add(r, "step_intervals", FIELD_COUNT, dp->intervals_count);

@@ -1,4 +1,4 @@
-/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/09a-mesh.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -111,7 +111,7 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             complain(command, "%s", layout_why);
             return 2;
         }
-        if (pp > 1) {
+        if (pp > 1 && !option_given(o, "--print-mesh")) {
             complain(command, "--pp %d: the pipeline comes in a later chapter; "
                      "this minigpt runs --pp 1", pp);
             return 2;
@@ -171,6 +171,12 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
                      "--zero");
             return 2;
         }
+        const ShardingStrategy *replicated
+            = set->dp == 1 ? &replicated_alone
+            : !set->parallel.communicate ? &replicated_skipped
+            : set->parallel.ring ? &replicated_ring
+            : set->parallel.overlap ? &replicated_overlapped : &replicated_blocking;
+        set->parallel.strategy = stage > 0 ? &zero_stages[stage - 1] : replicated;
         {
             int t = set->mesh.tp, sp = option_given(o, "--sequence-parallel");
             ModelConfig shape = set->config;
@@ -195,12 +201,6 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             if (sp && (set->parallel.stage >= 2 || sizeof(real) != sizeof(float))) {
                 complain(command, "--sequence-parallel runs in single precision "
                          "with --zero 0 or 1");
-                return 2;
-            }
-            if (t > 1 && set->parallel.stage > 0 && set->resume != NULL) {
-                complain(command, "--resume: a run of --tp %d with --zero %d does "
-                         "not resume yet; resume it with --zero 0", t,
-                         set->parallel.stage);
                 return 2;
             }
             if (t > 1 && (option_given(o, "--gradcheck")

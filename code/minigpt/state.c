@@ -1,4 +1,4 @@
-/* Tangled from chapters/08-sharded-state.nw, chapters/93-trainer-state.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/93-trainer-state.nw; edit the chapter, not this file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,78 +333,24 @@ static int keep_checkpoint(const char *path, uint64_t step, int keep,
     free(steps);
     return 0;
 }
-/* The whole state of a split model, gathered; rank 0 writes it. */
-static int split_save(Model *m, Settings *set, const TrainingState *s,
-                      char *why, size_t why_size)
+/* 0 on success on rank 0; the other ranks take part and return 0. Then
+   the copies that --keep-checkpoints keeps. */
+int save_checkpoint(Settings *set, const TrainingState *s, char *why,
+                    size_t why_size)
 {
-    Model whole;
-    int status = model_init(&whole, m->config, 1,
-                            HOLDS_WEIGHTS | HOLDS_MOMENTS);
-    if (ranks_agree(status != 0, set->mesh.world) != 0) {
-        model_free(&whole);
-        snprintf(why, why_size, "no memory to gather the state for %s",
-                 set->save);
-        return set->rank == 0 ? -1 : 0;
-    }
-    collect_state(m, set, STATE_WEIGHTS, whole.params_memory);
-    collect_state(m, set, STATE_FIRST_MOMENT, whole.m_memory);
-    collect_state(m, set, STATE_SECOND_MOMENT, whole.v_memory);
-    if (set->rank == 0)
-        status = checkpoint_save(set->save, &whole, s, why, why_size);
-    model_free(&whole);
-    return status;
-}
-
-/* Every rank reads the whole state and keeps its runs of it. */
-static int split_load(Model *m, Settings *set, TrainingState *s,
-                      char *why, size_t why_size)
-{
-    Model whole;
-    int status = model_init(&whole, m->config, 1,
-                            HOLDS_WEIGHTS | HOLDS_MOMENTS);
-    if (status != 0)
-        snprintf(why, why_size, "no memory to read %s", set->resume);
-    else
-        status = checkpoint_load(set->resume, &whole, s, why, why_size);
-    if (status == 0) {
-        tp_scatter(m, whole.params_memory, m->params_memory);
-        tp_scatter(m, whole.m_memory, m->m_memory);
-        tp_scatter(m, whole.v_memory, m->v_memory);
-    }
-    model_free(&whole);
-    return status;
-}
-/* 0 on success on rank 0; the other ranks take part and return 0. */
-static int write_checkpoint(Model *m, Settings *set, const TrainingState *s,
-                            char *why, size_t why_size)
-{
-    if (model_ways(m) > 1)
-        return split_save(m, set, s, why, why_size);
-    if (set->parallel.stage > 0)
-        return sharded_save(&set->parallel, set->save, s, why, why_size);
-    return set->rank == 0 ? checkpoint_save(set->save, m, s, why, why_size)
-                          : 0;
-}
-
-/* The same, then the copies that --keep-checkpoints keeps. */
-int save_checkpoint(Model *m, Settings *set, const TrainingState *s,
-                    char *why, size_t why_size)
-{
-    int status = write_checkpoint(m, set, s, why, why_size);
+    int status = data_parallel_save(&set->parallel, set->save, s, why,
+                                    why_size);
     if (status == 0 && set->rank == 0 && set->keep > 0)
         status = keep_checkpoint(set->save, s->step, set->keep, why,
                                  why_size);
     return status;
 }
 
-int load_checkpoint(Model *m, Settings *set, TrainingState *s,
-                    char *why, size_t why_size)
+int load_checkpoint(Settings *set, TrainingState *s, char *why,
+                    size_t why_size)
 {
-    if (model_ways(m) > 1)
-        return split_load(m, set, s, why, why_size);
-    if (set->parallel.stage > 0)
-        return sharded_load(&set->parallel, set->resume, s, why, why_size);
-    return checkpoint_load(set->resume, m, s, why, why_size);
+    return data_parallel_load(&set->parallel, set->resume, s, why,
+                              why_size);
 }
 TrainingState fresh_state(const Settings *set)
 {

@@ -320,6 +320,36 @@ double tp_sum_of_squares(const Model *m, const real *local)
     return c.squares;
 }
 
+void collect_whole_state(DataParallel *dp, StateKind kind, real *into)
+{
+    Model *m = dp->model;
+    if (model_ways(m) == 1) {
+        dp->strategy->collect(dp, kind, into);
+        return;
+    }
+    real *part = malloc(sizeof(real) * m->params_count);   /* this rank's */
+    if (part == NULL)
+        abort();
+    dp->strategy->collect(dp, kind, part);
+    tp_gather(m, part, into);
+    free(part);
+}
+
+void scatter_whole_state(DataParallel *dp, StateKind kind, const real *whole)
+{
+    Model *m = dp->model;
+    if (model_ways(m) == 1) {
+        dp->strategy->scatter(dp, kind, whole);
+        return;
+    }
+    real *part = malloc(sizeof(real) * m->params_count);
+    if (part == NULL)
+        abort();
+    tp_scatter(m, whole, part);
+    dp->strategy->scatter(dp, kind, part);
+    free(part);
+}
+
 void tp_init_weights(const Model *m, real *local, uint64_t seed)
 {
     Model whole;

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,16 +77,15 @@ double batch_gradient(Model *m, const Batch *b, int B, int micro,
 }
 double rank_gradient(Model *m, const Batch *b, Settings *set)
 {
-    Batch mine = *b;                 /* the sequences this rank computes */
-    int share = set->batch;          /* how many of them                 */
-    share = set->batch / set->dp;
-    mine.inputs += (size_t)set->parallel.rank * share * m->config.seq;
-    mine.targets += (size_t)set->parallel.rank * share * m->config.seq;
-    data_parallel_begin(&set->parallel, m);
+    DataParallel *dp = &set->parallel;
+    int share = set->batch / dp->ranks;  /* the sequences this rank computes */
+    size_t first = (size_t)dp->rank * share * m->config.seq;
+    Batch mine = { b->inputs + first, b->targets + first };
+    data_parallel_begin(dp);
     double loss = batch_gradient(m, &mine, share, set->micro,
                                  (real)share / (real)set->batch);
-    data_parallel_combine(&set->parallel, &loss);
-    tp_sum_sequence_parallel_gradients(m);       /* Chapter 9 */
+    data_parallel_combine(dp, &loss);
+    tp_sum_sequence_parallel_gradients(m);            /* Chapter 9 */
     return loss;
 }
 AdamW adamw_settings(real lr)
@@ -95,44 +94,16 @@ AdamW adamw_settings(real lr)
 }
 
 /* Clip and step; returns the gradient's norm before clipping. */
-real optimizer_step(Model *m, const AdamW *opt, real lr, int step,
-                    Settings *set)
+real optimizer_step(Settings *set, const AdamW *opt, real lr, int step)
 {
-    if (set->parallel.stage > 0)
-        return sharded_step(&set->parallel, opt, lr, step);
-    real norm = clip_gradients(m, opt->clip);
-    adamw_update(m, opt, lr, step);
-    return norm;
+    return data_parallel_step(&set->parallel, opt, lr, step);
 }
 
-/* This rank's part of the state (params_count), whole over the
-   data-parallel ranks. */
-static void collect_local_state(Model *m, Settings *set, StateKind kind,
-                                real *into)
+/* The configuration's weights, gradient or one of Adam's moments, whole,
+   on every rank. */
+void collect_state(Settings *set, StateKind kind, real *into)
 {
-    if (set->parallel.stage > 0) {
-        sharded_collect(&set->parallel, kind, into);
-        return;
-    }
-    real *whole[] = { m->params_memory, m->grads_memory, m->m_memory,
-                      m->v_memory };
-    memcpy(into, whole[kind], sizeof(real) * m->params_count);
-}
-
-/* The configuration's weights, gradient or one of Adam's moments, whole
-   (whole_params_count), on every rank: the part of the tensor-parallel
-   rank, gathered over its group (Chapter 9). */
-void collect_state(Model *m, Settings *set, StateKind kind, real *into)
-{
-    real *part = into;
-    if (model_ways(m) > 1
-        && (part = malloc(sizeof(real) * m->params_count)) == NULL)
-        abort();
-    collect_local_state(m, set, kind, part);
-    if (part != into) {
-        tp_gather(m, part, into);
-        free(part);
-    }
+    collect_whole_state(&set->parallel, kind, into);      /* Chapter 9 */
 }
 enum { VALIDATION_BATCHES = 4 };
 
@@ -196,7 +167,7 @@ int train(Model *m, const Language *lang, Settings *set,
         s.train_loss = rank_gradient(m, &b, set);
         real lr = learning_rate(set->lr, step, set->steps), norm;
         TIMED(m, OP_OPTIMIZER, 0,
-              norm = optimizer_step(m, &opt, lr, step + 1, set));
+              norm = optimizer_step(set, &opt, lr, step + 1));
         state.step = (uint64_t)step + 1;
         s.step_seconds[s.steps] = seconds_now() - started;
         s.seconds += s.step_seconds[s.steps];
@@ -223,7 +194,7 @@ int train(Model *m, const Language *lang, Settings *set,
         }
         if (set->save != NULL && set->save_every > 0 && !last
             && (step + 1) % set->save_every == 0) {
-            int bad = save_checkpoint(m, set, &state, why, sizeof why) != 0;
+            int bad = save_checkpoint(set, &state, why, sizeof why) != 0;
             if (bad)
                 complain(command, "--save: %s", why);
             if (ranks_agree(bad ? 2 : 0, set->mesh.world) != 0) {
@@ -237,7 +208,7 @@ int train(Model *m, const Language *lang, Settings *set,
     s.step = (int)state.step;
     set->parallel.identical = data_parallel_identical(&set->parallel);
     data_parallel_step_time(&set->parallel);
-    sharded_account(&set->parallel);
+    data_parallel_account(&set->parallel);
     if (log != NULL)
         fclose(log);
     step_statistics(&s);
@@ -245,7 +216,7 @@ int train(Model *m, const Language *lang, Settings *set,
     if (failed)
         return 2;
     int bad = set->save != NULL
-           && save_checkpoint(m, set, &state, why, sizeof why) != 0;
+           && save_checkpoint(set, &state, why, sizeof why) != 0;
     if (bad)
         complain(command, "--save: %s", why);
     if (ranks_agree(bad ? 2 : 0, set->mesh.world) != 0)

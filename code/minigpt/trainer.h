@@ -33,11 +33,11 @@ TrainingState fresh_state(const Settings *set);
 int resume_schedule(const char *command, const Settings *set,
                     TrainingState *s, int speak);
 /* Write --save (and the kept copies) from any layout; 0 on success. */
-int save_checkpoint(Model *m, Settings *set, const TrainingState *s,
-                    char *why, size_t why_size);
+int save_checkpoint(Settings *set, const TrainingState *s, char *why,
+                    size_t why_size);
 /* Read --resume into any layout; 0 on success. */
-int load_checkpoint(Model *m, Settings *set, TrainingState *s,
-                    char *why, size_t why_size);
+int load_checkpoint(Settings *set, TrainingState *s, char *why,
+                    size_t why_size);
 enum { LOG_DIGITS = sizeof(real) == 8 ? 17 : 9 };
 typedef struct {
     int *inputs;     /* (B, T) */
@@ -51,11 +51,10 @@ double batch_gradient(Model *m, const Batch *b, int B, int micro,
 double rank_gradient(Model *m, const Batch *b, Settings *set);
 AdamW adamw_settings(real lr);
 /* Clip and step; returns the gradient's norm before clipping. */
-real optimizer_step(Model *m, const AdamW *opt, real lr, int step,
-                    Settings *set);
+real optimizer_step(Settings *set, const AdamW *opt, real lr, int step);
 /* The configuration's weights, gradient or one of Adam's moments, whole,
    on every rank. */
-void collect_state(Model *m, Settings *set, StateKind kind, real *into);
+void collect_state(Settings *set, StateKind kind, real *into);
 int gradcheck(Model *m, const Language *lang, const Settings *set,
               Option *options);
 int verify(Model *m, const Language *lang, Settings *set, Option *options);

@@ -122,7 +122,7 @@ int verify(Model *m, const Language *lang, Settings *set,
     else if (checkpoint_load(set->resume, &ref, &start, why, sizeof why) != 0)
         abort();                        /* the configuration has just read it */
     int step = (int)start.step + 1;
-    collect_state(m, set, STATE_WEIGHTS, got);
+    collect_state(set, STATE_WEIGHTS, got);
     int same_start = 1;
     double dweight = largest_difference(got, ref.params_memory, N, verify_atol,
                                         &same_start);
@@ -132,18 +132,18 @@ int verify(Model *m, const Language *lang, Settings *set,
     double loss = rank_gradient(m, &b, set);
     double dloss = fabs(loss - loss_ref);
     int ok = same_start && dloss <= verify_atol + verify_rtol * fabs(loss_ref);
-    collect_state(m, set, STATE_GRADIENTS, got);
+    collect_state(set, STATE_GRADIENTS, got);
     double dgrad = largest_difference(got, ref.grads_memory, N, verify_atol, &ok);
     memcpy(ref.grads_memory, got, sizeof(real) * N);
     clip_gradients(&ref, opt.clip);
     adamw_update(&ref, &opt, set->lr, step);
-    optimizer_step(m, &opt, set->lr, step, set);
-    collect_state(m, set, STATE_WEIGHTS, got);
+    optimizer_step(set, &opt, set->lr, step);
+    collect_state(set, STATE_WEIGHTS, got);
     dweight = fmax(dweight, largest_difference(got, ref.params_memory, N,
                                                verify_atol, &ok));
-    collect_state(m, set, STATE_FIRST_MOMENT, got);       /* relative only: */
+    collect_state(set, STATE_FIRST_MOMENT, got);       /* relative only: */
     double dmoment = largest_difference(got, ref.m_memory, N, 0, &ok);
-    collect_state(m, set, STATE_SECOND_MOMENT, got);      /* v is ~ g² */
+    collect_state(set, STATE_SECOND_MOMENT, got);      /* v is ~ g² */
     dmoment = fmax(dmoment, largest_difference(got, ref.v_memory, N, 0, &ok));
     if (set->ranks > 1) {
         double mine_[4] = { dloss, dgrad, dweight, dmoment }, worst[4];

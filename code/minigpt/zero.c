@@ -37,27 +37,13 @@ static void cut_into_runs(DataParallel *dp)
     dp->shard_at[dp->units] = dp->shard_count;
     dp->unit_runs[dp->units] = n_runs;
 }
-static Params gather_weights(void *context, int unit);
-static Params unit_gradient(void *context, int unit);
-static void reduce_unit_gradient(void *context, int unit);
-
-static void count_model_state(DataParallel *dp)
-{
-    const Model *m = dp->model;
-    double word = sizeof(real), N = (double)m->params_count;
-    dp->held[HELD_WEIGHTS] = m->params_memory != NULL ? word * N : 0;
-    dp->held[HELD_GRADIENTS] = m->grads_memory != NULL ? word * N : 0;
-    dp->held[HELD_OPTIMIZER] = m->m_memory != NULL ? 2 * word * N : 0;
-    dp->held[HELD_BUFFERS] = 0;
-}
-
 static real *zeros(size_t count, double *held)
 {
     *held += (double)count * sizeof(real);
     return calloc(count ? count : 1, sizeof(real));
 }
 
-int sharded_init(DataParallel *dp)
+static int sharded_init(DataParallel *dp)
 {
     Model *m = dp->model;
     dp->units = m->config.layers + 2;
@@ -71,6 +57,7 @@ int sharded_init(DataParallel *dp)
         || !dp->runs)
         return -1;
     cut_into_runs(dp);
+    dp->owned = dp->unit_runs[dp->units];
     count_model_state(dp);
     double *held = dp->held;
     size_t S = dp->shard_count, U = dp->largest_unit;
@@ -98,29 +85,21 @@ int sharded_init(DataParallel *dp)
                    whole + dp->runs[r].full,
                    sizeof(real) * dp->runs[r].count);
         free(whole);
-        m->weights_needed = gather_weights;
     }
-    if (dp->stage >= 2) {
-        m->gradients_needed = unit_gradient;
-        m->gradients_ready = reduce_unit_gradient;
-    }
-    m->hook_context = dp;
     return 0;
 }
-void sharded_free(DataParallel *dp)
+static void sharded_free(DataParallel *dp)
 {
     free(dp->unit_count);
     free(dp->chunk_at);
     free(dp->shard_at);
     free(dp->unit_runs);
-    free(dp->runs);
     free(dp->weight_shard);
     free(dp->grad_shard);
     free(dp->m_shard);
     free(dp->v_shard);
     free(dp->gathered);
     free(dp->unit_buffer);
-    free(dp->held_by_rank);
 }
 static size_t chunk_count(const DataParallel *dp, int i)
 {
@@ -182,11 +161,9 @@ static void unpack_unit(const Model *m, int unit, const real *packed,
     }
 }
 
-void sharded_combine(DataParallel *dp)
+static void reduce_scatter_gradient(DataParallel *dp)
 {
     Model *m = dp->model;
-    if (dp->stage != 1)               /* 2 and 3 reduced during backward */
-        return;
     for (int i = 0; i < dp->units; i++) {
         pack_unit(m, i - 1, m->grads_memory, dp->unit_buffer);
         ring_reduce_scatter((float *)dp->unit_buffer, dp->unit_count[i],
@@ -197,33 +174,16 @@ void sharded_combine(DataParallel *dp)
                    sizeof(real) * dp->runs[r].count);
     }
 }
-static real *gradient_of_run(DataParallel *dp, const ShardRun *r)
-{
-    return dp->stage >= 2 ? dp->grad_shard + r->shard
-                          : dp->model->grads_memory + r->full;
-}
-
 static real *weights_of_run(DataParallel *dp, const ShardRun *r)
 {
-    return dp->stage == 3 ? dp->weight_shard + r->shard
-                          : dp->model->params_memory + r->full;
+    return dp->weight_shard != NULL ? dp->weight_shard + r->shard
+                                    : dp->model->params_memory + r->full;
 }
 
-real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step)
+static void step_shard(DataParallel *dp, const AdamW *opt, real lr,
+                       int step, real scale)
 {
-    Model *m = dp->model;
-    int runs = dp->unit_runs[dp->units];
-    double squares = 0.0;
-    for (int r = 0; r < runs; r++)
-        if (tp_counts_tensor(m, dp->runs[r].tensor))     /* Chapter 9 */
-            squares += sum_of_squares(gradient_of_run(dp, &dp->runs[r]),
-                                      dp->runs[r].count);
-    MPI_Allreduce(MPI_IN_PLACE, &squares, 1, MPI_DOUBLE, MPI_SUM,
-                  dp->comm);
-    MPI_Allreduce(MPI_IN_PLACE, &squares, 1, MPI_DOUBLE, MPI_SUM,
-                  model_tp_comm(m));            /* nothing when unsplit */
-    real norm, scale = clip_factor(squares, opt->clip, &norm);
-    for (int r = 0; r < runs; r++) {
+    for (int r = 0; r < dp->owned; r++) {
         const ShardRun *run = &dp->runs[r];
         real *g = gradient_of_run(dp, run);
         for (size_t k = 0; k < run->count; k++)
@@ -232,7 +192,14 @@ real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step)
                    weights_of_run(dp, run), g, dp->m_shard + run->shard,
                    dp->v_shard + run->shard, run->count);
     }
-    for (int i = 0; dp->stage < 3 && i < dp->units; i++) {
+}
+
+static void step_shard_and_gather(DataParallel *dp, const AdamW *opt,
+                                  real lr, int step, real scale)
+{
+    Model *m = dp->model;
+    step_shard(dp, opt, lr, step, scale);
+    for (int i = 0; i < dp->units; i++) {
         for (int r = dp->unit_runs[i]; r < dp->unit_runs[i + 1]; r++)
             memcpy(dp->unit_buffer + dp->runs[r].unit_at,
                    m->params_memory + dp->runs[r].full,
@@ -241,8 +208,6 @@ real sharded_step(DataParallel *dp, const AdamW *opt, real lr, int step)
                         dp->comm);
         unpack_unit(m, i - 1, dp->unit_buffer, m->params_memory);
     }
-    dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
-    return norm;
 }
 /* Each rank's runs, from `shard` at their places in the shard or, when it
    is NULL, from the whole-model array `flat`, summed over the ranks. */
@@ -251,7 +216,7 @@ static void collect_runs(DataParallel *dp, const real *shard,
 {
     size_t N = dp->model->params_count;
     memset(into, 0, sizeof(real) * N);
-    for (int r = 0; r < dp->unit_runs[dp->units]; r++) {
+    for (int r = 0; r < dp->owned; r++) {
         const ShardRun *run = &dp->runs[r];
         memcpy(into + run->full, shard != NULL ? shard + run->shard
                                                : flat + run->full,
@@ -261,7 +226,7 @@ static void collect_runs(DataParallel *dp, const real *shard,
                   dp->comm);
 }
 
-void sharded_collect(DataParallel *dp, StateKind kind, real *into)
+static void collect_shard(DataParallel *dp, StateKind kind, real *into)
 {
     Model *m = dp->model;
     if (kind == STATE_WEIGHTS && m->params_memory != NULL)
@@ -275,71 +240,35 @@ void sharded_collect(DataParallel *dp, StateKind kind, real *into)
                                                     : dp->v_shard, NULL, into);
 }
 
-void sharded_account(DataParallel *dp)
+/* Keep this rank's part of the whole weights or moments. */
+static void scatter_shard(DataParallel *dp, StateKind kind,
+                          const real *whole)
 {
-    if (dp->stage == 0) {    /* the model's arrays and the ring's chunk */
-        count_model_state(dp);
-        size_t chunk = dp->model->params_count / (size_t)dp->ranks + 1;
-        dp->held[HELD_BUFFERS] = dp->scratch == NULL ? 0
-                               : sizeof(real) * (double)chunk;
-    }
-    double per_step = dp->steps > 0 ? dp->sent / dp->steps : 0;
-    MPI_Allreduce(&per_step, &dp->sent_most, 1, MPI_DOUBLE, MPI_MAX,
-                  dp->comm);
-    if (dp->rank == 0)
-        dp->held_by_rank = malloc(sizeof(double[HELD_KINDS])
-                                  * (size_t)dp->ranks);
-    MPI_Gather(dp->held, HELD_KINDS, MPI_DOUBLE,
-               dp->rank == 0 ? dp->held_by_rank : NULL, HELD_KINDS,
-               MPI_DOUBLE, 0, dp->comm);
+    Model *m = dp->model;
+    real *shard = kind == STATE_FIRST_MOMENT ? dp->m_shard
+                : kind == STATE_SECOND_MOMENT ? dp->v_shard
+                : kind == STATE_WEIGHTS ? dp->weight_shard : dp->grad_shard;
+    if (kind == STATE_WEIGHTS && m->params_memory != NULL)
+        memcpy(m->params_memory, whole, sizeof(real) * m->params_count);
+    for (int r = 0; shard != NULL && r < dp->owned; r++)
+        memcpy(shard + dp->runs[r].shard, whole + dp->runs[r].full,
+               sizeof(real) * dp->runs[r].count);
 }
-/* A model of one sequence that holds the whole weights and moments: what a
-   checkpoint writes and reads. */
-static int whole_state(const Model *m, Model *whole)
+static void clear_gradient_shard(DataParallel *dp)
 {
-    return model_init(whole, m->config, 1, HOLDS_WEIGHTS | HOLDS_MOMENTS);
+    memset(dp->grad_shard, 0, sizeof(real) * dp->shard_count);
 }
 
-int sharded_save(DataParallel *dp, const char *path, const TrainingState *s,
-                 char *why, size_t why_size)
-{
-    Model whole;
-    int status = whole_state(dp->model, &whole);
-    if (ranks_agree(status != 0, dp->comm) != 0) {  /* rank 0 reports it */
-        model_free(&whole);
-        snprintf(why, why_size, "no memory to gather the state for %s", path);
-        return dp->rank == 0 ? -1 : 0;
-    }
-    sharded_collect(dp, STATE_WEIGHTS, whole.params_memory);
-    sharded_collect(dp, STATE_FIRST_MOMENT, whole.m_memory);
-    sharded_collect(dp, STATE_SECOND_MOMENT, whole.v_memory);
-    if (dp->rank == 0)
-        status = checkpoint_save(path, &whole, s, why, why_size);
-    model_free(&whole);
-    return status;
-}
-
-int sharded_load(DataParallel *dp, const char *path, TrainingState *s,
-                 char *why, size_t why_size)
-{
-    Model *m = dp->model, whole;
-    int status = whole_state(m, &whole);
-    if (status != 0)
-        snprintf(why, why_size, "no memory to read %s", path);
-    else
-        status = checkpoint_load(path, &whole, s, why, why_size);
-    if (status == 0 && m->params_memory != NULL)
-        memcpy(m->params_memory, whole.params_memory,
-               sizeof(real) * m->params_count);
-    for (int r = 0; status == 0 && r < dp->unit_runs[dp->units]; r++) {
-        const ShardRun *run = &dp->runs[r];
-        size_t bytes = sizeof(real) * run->count;
-        if (dp->stage == 3)
-            memcpy(dp->weight_shard + run->shard,
-                   whole.params_memory + run->full, bytes);
-        memcpy(dp->m_shard + run->shard, whole.m_memory + run->full, bytes);
-        memcpy(dp->v_shard + run->shard, whole.v_memory + run->full, bytes);
-    }
-    model_free(&whole);
-    return status;
-}
+const ShardingStrategy zero_stages[3] = {
+    { "ring, sharded", HOLDS_WEIGHTS | HOLDS_GRADIENTS, sharded_init,
+      do_nothing, NULL, NULL, NULL, reduce_scatter_gradient,
+      step_shard_and_gather, collect_shard, scatter_shard, do_nothing,
+      sharded_free },
+    { "ring, sharded", HOLDS_WEIGHTS, sharded_init, clear_gradient_shard,
+      NULL, unit_gradient, reduce_unit_gradient, do_nothing,
+      step_shard_and_gather, collect_shard, scatter_shard, do_nothing,
+      sharded_free },
+    { "ring, sharded", 0, sharded_init, clear_gradient_shard,
+      gather_weights, unit_gradient, reduce_unit_gradient, do_nothing,
+      step_shard, collect_shard, scatter_shard, do_nothing, sharded_free },
+};
