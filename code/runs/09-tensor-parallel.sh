@@ -15,6 +15,11 @@ for t in 1 2 4; do
             --transcript "$transcripts/09-tp-$t.txt" \
             --output "$data/09-tp-$t.json"
 done
+for t in 2 4; do
+    mpiexec -n $t $bin/minigpt --tp $t --sequence-parallel --steps 2 \
+            --eval-every 1000 --quiet --json --machine "$1/machine.json" \
+            --output "$data/09-tp-sp-$t.json"
+done
 sed -n '/^tensor parallel/,$p' "$transcripts/09-tp-4.txt" \
     > "$transcripts/09-tp-4-traffic.txt"
 test -s "$transcripts/09-tp-4-traffic.txt"
@@ -22,23 +27,23 @@ field() {        # the number after "KEY": in a JSON report
     awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
 }
 {
-    echo "t,collectives,counted,formula,activations"
-    for t in 1 2 4; do
-        f="$data/09-tp-$t.json"
-        echo "$t,$(field tp_collectives_per_block "$f"),$(field \
-            tp_bytes_per_block "$f"),$(field tp_bytes_per_block_formula \
-            "$f"),$(field activation_bytes_held "$f")"
+    echo "t,sp,collectives,counted,formula,activations"
+    for f in "$data"/09-tp-[124].json "$data"/09-tp-sp-[24].json; do
+        echo "$(field tp "$f"),$(field sequence_parallel "$f"),$(field \
+            tp_collectives_per_block "$f"),$(field tp_bytes_per_block \
+            "$f"),$(field tp_bytes_per_block_formula "$f"),$(field \
+            activation_bytes_held "$f")"
     done
 } > "$data/09-tp-bytes.csv"
-awk -F, -v q="'" 'NR > 1 {
-    name = $1 == 1 ? "One" : $1 == 2 ? "Two" : "Four"
-    printf "\\newcommand{\\MgTpCollectives%s}{%d}\n", name, $2
-    printf "\\newcommand{\\MgTpSent%s}{%.1f~kB}\n", name, $3 / 1e3
-    printf "\\newcommand{\\MgTpSentFormula%s}{%.1f~kB}\n", name, $4 / 1e3
-    printf "\\newcommand{\\MgTpActivations%s}{%.0f~kB}\n", name, $5 / 1e3
-    if ($1 == 1) one = $5
+awk -F, 'NR > 1 {
+    name = ($1 == 1 ? "One" : $1 == 2 ? "Two" : "Four") ($2 ? "Sp" : "")
+    printf "\\newcommand{\\MgTpCollectives%s}{%d}\n", name, $3
+    printf "\\newcommand{\\MgTpSent%s}{%.1f~kB}\n", name, $4 / 1e3
+    printf "\\newcommand{\\MgTpSentFormula%s}{%.1f~kB}\n", name, $5 / 1e3
+    printf "\\newcommand{\\MgTpActivations%s}{%.0f~kB}\n", name, $6 / 1e3
+    if ($1 == 1) one = $6
     else printf "\\newcommand{\\MgTpActivationsShare%s}{%.2f}\n", name,
-                $5 / one
+                $6 / one
 }' "$data/09-tp-bytes.csv" > "$numbers/09-tp.tex"
 f="$data/09-tp-2.json"
 awk -v b="$(field micro_batch "$f")" -v s="$(field seq "$f")" \
