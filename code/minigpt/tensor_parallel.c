@@ -232,10 +232,11 @@ void tensor_placement(const Model *m, RunVisitor visit, void *context)
             run.count = block;
             visit(context, &run);
         }
-        size_t part = cols / (size_t)s.parts, mine = part / ways;
+        size_t parts = s.kind == BY_COLUMNS ? (size_t)s.parts : 1;
+        size_t part = cols / parts, mine = part / ways;
         for (size_t l = 0; s.kind == BY_COLUMNS && l < layers; l++)
             for (size_t i = 0; i < rows; i++)
-                for (size_t p = 0; p < (size_t)s.parts; p++) {
+                for (size_t p = 0; p < parts; p++) {
                     run.whole = whole_at + (l * rows + i) * cols + p * part
                               + r * mine;
                     run.local = local_at + (l * rows + i) * (cols / ways)
