@@ -410,7 +410,7 @@ typedef struct TensorParallel {
 typedef struct {              /* collectives and the bytes they sent      */
     double collectives, bytes;
     double blocks;            /* in how many blocks' passes               */
-} Traffic;
+} TpTraffic;
 
 typedef struct {              /* numbers in the same order in both arrays */
     int tensor;
@@ -442,11 +442,11 @@ void tp_collective(TpCollective kind, real *x, size_t n, MPI_Comm tp);
 /* With sequence parallelism (1), f and g split the stream's rows. */
 void tp_split_sequence(int on);
 /* What this process's tensor-parallel collectives have sent. */
-Traffic tp_traffic(void);
+TpTraffic tp_traffic(void);
 /* ... inside the blocks, in direction 0 (forward) or 1 (backward). */
-Traffic tp_traffic_blocks(int direction);
+TpTraffic tp_traffic_blocks(int direction);
 /* Count what was sent since `since` as one block's pass in direction. */
-void tp_traffic_blocks_add(Traffic since, int direction);
+void tp_traffic_blocks_add(TpTraffic since, int direction);
 void column_parallel_forward(GemmWorkspace *ws, real *out, const real *in,
     const real *w, const real *bias, int N, int C, int OCl,
     MPI_Comm tp, double *flops);

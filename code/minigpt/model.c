@@ -279,7 +279,7 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
     for (int l = 0; l < L; l++) {
         Params w = weights_of(m, l);                 /* block l's weights */
         BlockActivations k = block_activations(m, l, B);
-        Traffic sent = tp_traffic();          /* counted for Chapter 9 */
+        TpTraffic sent = tp_traffic();          /* counted for Chapter 9 */
         TIMED(m, OP_LAYERNORM, 0,
               layernorm_forward(k.ln1 + mine, k.ln1_mean, k.ln1_rstd, k.x, w.ln1_w,
                                 w.ln1_b, Ns, C));
@@ -367,7 +367,7 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
     for (int l = L - 1; l >= 0; l--) {
         Params w = weights_of(m, l), dw = gradients_of(m, l);
         BlockActivations k = block_activations(m, l, B);
-        Traffic sent = tp_traffic();
+        TpTraffic sent = tp_traffic();
         TIMED(m, OP_MATMUL, 1,
               row_parallel_backward(&m->pack, g->dfch_gelu, dw.fcproj_w, dw.fcproj_b,
                                     g->dres, k.fch_gelu, w.fcproj_w, N, 4 * Cl, C, tp,

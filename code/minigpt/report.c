@@ -167,7 +167,7 @@ void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "psi_copies_sent", FIELD_COUNT, copies);
     report_add(r, "largest_unit_params", FIELD_COUNT, dp->largest_unit);
     {
-        Traffic forward = tp_traffic_blocks(0), backward = tp_traffic_blocks(1);
+        TpTraffic forward = tp_traffic_blocks(0), backward = tp_traffic_blocks(1);
         double t = model_ways(m);
         double fb = fmax(forward.blocks, 1), bb = fmax(backward.blocks, 1);
         double bsh = (double)m->batch * c.seq * C;   /* one micro-batch's */
@@ -341,8 +341,8 @@ void print_run(FILE *out, const Report *r, const char *cpu,
     }
     if (F("tp") > 1)
         fprintf(out, "tensor parallel = %s ways%s; per block per micro-batch "
-                "%s collectives,\n  %s B sent by each rank counted at "
-                "MPI_Sendrecv; formula 8bsh(t-1)/t = %s B\n",
+                "%s collectives,\n  %s B sent by each rank (counted at "
+                "MPI_Sendrecv);\n  formula 8bsh(t-1)/t = %s B\n",
                 grouped(F("tp")).s, F("sequence_parallel") > 0
                 ? ", sequence parallel" : "",
                 grouped(F("tp_collectives_per_block")).s,

@@ -25,21 +25,21 @@ int model_sequence_rank(const Model *m)
 {
     return model_sequence_ways(m) > 1 ? m->tp->rank : 0;
 }
-static Traffic traffic_total, traffic_blocks[2];
+static TpTraffic traffic_total, traffic_blocks[2];
 
-Traffic tp_traffic(void)
+TpTraffic tp_traffic(void)
 {
     return traffic_total;
 }
 
-Traffic tp_traffic_blocks(int direction)
+TpTraffic tp_traffic_blocks(int direction)
 {
     return traffic_blocks[direction];
 }
 
-void tp_traffic_blocks_add(Traffic since, int direction)
+void tp_traffic_blocks_add(TpTraffic since, int direction)
 {
-    Traffic *b = &traffic_blocks[direction];
+    TpTraffic *b = &traffic_blocks[direction];
     b->collectives += traffic_total.collectives - since.collectives;
     b->bytes += traffic_total.bytes - since.bytes;
     b->blocks += 1;
@@ -181,7 +181,7 @@ typedef enum { WHOLE, BY_COLUMNS, BY_ROWS } SplitKind;
 
 typedef struct {
     SplitKind kind;
-    int parts;               /* column groups cut separately: Q, K and V */
+    int groups;               /* column groups cut separately: Q, K and V */
 } TensorSplit;
 
 static TensorSplit tensor_split(int t)
@@ -232,11 +232,11 @@ void tensor_placement(const Model *m, RunVisitor visit, void *context)
             run.count = block;
             visit(context, &run);
         }
-        size_t parts = s.kind == BY_COLUMNS ? (size_t)s.parts : 1;
-        size_t part = cols / parts, mine = part / ways;
+        size_t groups = s.kind == BY_COLUMNS ? (size_t)s.groups : 1;
+        size_t part = cols / groups, mine = part / ways;
         for (size_t l = 0; s.kind == BY_COLUMNS && l < layers; l++)
             for (size_t i = 0; i < rows; i++)
-                for (size_t p = 0; p < parts; p++) {
+                for (size_t p = 0; p < groups; p++) {
                     run.whole = whole_at + (l * rows + i) * cols + p * part
                               + r * mine;
                     run.local = local_at + (l * rows + i) * (cols / ways)
