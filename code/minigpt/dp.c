@@ -155,11 +155,6 @@ const ShardingStrategy replicated_ring =
 const ShardingStrategy replicated_overlapped =
     REPLICATED("mpi, overlapped", init_overlapped, start_overlapped,
                gradients_ready, wait_overlapped);
-void do_nothing(DataParallel *dp)
-{
-    (void)dp;
-}
-
 void data_parallel_begin(DataParallel *dp)
 {
     double now = MPI_Wtime();
@@ -218,6 +213,10 @@ real data_parallel_step(DataParallel *dp, const AdamW *opt, real lr,
     dp->strategy->step(dp, opt, lr, step, scale);
     dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
     return norm;
+}
+void do_nothing(DataParallel *dp)
+{
+    (void)dp;
 }
 int data_parallel_identical(DataParallel *dp)
 {
