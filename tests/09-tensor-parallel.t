@@ -78,6 +78,15 @@ cmp_ok($held{2}, '<', $held{1}, 'two ways hold fewer activations than one');
 cmp_ok($held_sp{$_}, '<', $held{$_},
        "sequence parallelism holds fewer activations at --tp $_") for 2, 4;
 
+# On a mesh, the data axis counts its own bytes, not the tensor axis's.
+{
+    my $r = json_of(mpiexec(4, $minigpt, @tiny, qw(--tp 2 --dp 2 --zero 1
+                            --steps 2 --eval-every 1000 --quiet)));
+    is($r->{bytes_sent_per_step}, $r->{bytes_sent_formula},
+       '--tp 2 --dp 2 --zero 1: the data axis sends what its formula says');
+    cmp_ok($r->{tp_bytes_per_block}, '>', 0, 'and the tensor axis sent too');
+}
+
 # Refusals, before any compute, on every rank, in one line.
 refused('--tp 3 and 4 heads', qr/--tp 3 does not divide --heads 4/,
         mpiexec(3, $minigpt, @tiny, '--tp', 3, '--verify'));

@@ -171,7 +171,7 @@ void data_parallel_begin(DataParallel *dp)
         dp->intervals[dp->intervals_count++] = now - dp->last_begin;
     }
     dp->last_begin = now;
-    dp->sent_mark = mpi_bytes_sent();
+    dp->sent_mark = data_bytes_sent();
     dp->strategy->begin_step(dp);
     dp->model->gradients_needed = dp->strategy->gradients_needed;
     dp->model->gradients_ready = dp->strategy->gradients_ready;
@@ -211,7 +211,7 @@ real data_parallel_step(DataParallel *dp, const AdamW *opt, real lr,
 {
     real norm, scale = clip_factor(gradient_squares(dp), opt->clip, &norm);
     dp->strategy->step(dp, opt, lr, step, scale);
-    dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
+    dp->sent += (double)(data_bytes_sent() - dp->sent_mark);
     return norm;
 }
 void do_nothing(DataParallel *dp)

@@ -441,6 +441,9 @@ typedef enum { TP_ALL_REDUCE, TP_REDUCE_SCATTER, TP_ALL_GATHER } TpCollective;
 void tp_collective(TpCollective kind, real *x, size_t n, MPI_Comm tp);
 /* With sequence parallelism (1), f and g split the stream's rows. */
 void tp_split_sequence(int on);
+/* Bytes this process has sent through MPI_Sendrecv, less those of the
+   tensor-parallel collectives: what the data axis's collectives sent. */
+unsigned long long data_bytes_sent(void);
 /* What this process's tensor-parallel collectives have sent. */
 TpTraffic tp_traffic(void);
 /* ... inside the blocks, in direction 0 (forward) or 1 (backward). */

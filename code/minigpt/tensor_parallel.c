@@ -45,6 +45,11 @@ void tp_traffic_blocks_add(TpTraffic since, int direction)
     b->blocks += 1;
 }
 
+unsigned long long data_bytes_sent(void)
+{
+    return mpi_bytes_sent() - (unsigned long long)traffic_total.bytes;
+}
+
 void tp_collective(TpCollective kind, real *x, size_t n, MPI_Comm tp)
 {
     int t;
