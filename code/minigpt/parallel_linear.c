@@ -6,6 +6,8 @@ void column_parallel_forward(GemmWorkspace *ws, real *out, const real *in,
     const real *w, const real *bias, int N, int C, int OCl,
     MPI_Comm tp, double *flops)
 {
+    /* With sequence parallelism f gathers in's rows in place: in is the
+       model's own activations, writable, though this layer only reads. */
     f_forward((real *)in, (size_t)N * C, tp);
     matmul_forward(ws, out, in, w, bias, N, C, OCl, flops);
 }
@@ -40,6 +42,6 @@ void row_parallel_backward(GemmWorkspace *ws, real *din, real *dw,
     real *dbias, const real *dout, const real *in, const real *w,
     int N, int Cl, int OC, MPI_Comm tp, double *flops)
 {
-    g_backward((real *)dout, (size_t)N * OC, tp);
+    g_backward((real *)dout, (size_t)N * OC, tp);   /* the same, for dout */
     matmul_backward(ws, din, dw, dbias, dout, in, w, N, Cl, OC, flops);
 }
