@@ -137,10 +137,17 @@ for my $ex (glob "$root/exercises/*.tex") {
     cmp_ok($items, '>=', 6, "$ex has at least six exercises");
 }
 
-# Each chapter closes with its interview drill.
-for my $nw (glob "$root/chapters/0*.nw") {
-    open my $fh, '<', $nw or die;
+# Each chapter closes with its interview drill. A file with no \chapter
+# line continues the chapter of the file before it, and is read with it.
+my (@names, %text);
+for my $file (glob "$root/chapters/0*.nw") {
+    open my $fh, '<', $file or die;
     my $src = join '', <$fh>;
+    push @names, $file if $src =~ /\\chapter\{/ || !@names;
+    $text{$names[-1]} .= $src;
+}
+for my $nw (@names) {
+    my $src = $text{$nw};
     like($src, qr/\\section\{Interview drill\}/, "$nw has an interview drill");
     like($src, qr/What interviewers probe next/, "$nw has the probes");
     like($src, qr/Common mistakes/, "$nw has the common mistakes");

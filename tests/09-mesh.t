@@ -4,15 +4,17 @@
 # holds (in the communicator's own order) and its pipeline neighbours; for
 # layouts of 1, 2 and 4 ranks these must be what the rank order (tensor
 # innermost, then pipeline, then data) says. Layouts that do not fit are
-# refused on every rank with one line and exit status 2. And the trainer's
-# data-parallel and ZeRO code takes its communicators from the mesh: no file
-# of minigpt but main.c names MPI_COMM_WORLD, and the training loop, the
-# checkpoints and the settings never ask for a ZeRO stage.
+# refused on every rank with one line and exit status 2. The gradient's
+# norm, which the clip sums over the world, is the same on every layout. And
+# the trainer's data-parallel and ZeRO code takes its communicators from the
+# mesh: no file of minigpt but main.c names MPI_COMM_WORLD, and the training
+# loop, the checkpoints and the program never ask for a ZeRO stage.
 use strict;
 use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
+use File::Temp ();
 use Test::More;
 
 my $minigpt = root() . '/build/bin/minigpt';
@@ -74,6 +76,39 @@ for my $case ([2, 'no layout on 2 ranks', qr/--dp 1 disagrees with the 2 ranks/,
     my ($n, $name, $pattern, @flags) = @$case;
     refused($name, $pattern, mpiexec($n, $minigpt, @tiny, @flags,
                                       qw(--steps 2 --quiet)));
+}
+
+# One clip for every layout: the gradient's norm, summed over the world from
+# what each rank owns, with a tensor that the tensor axis holds whole counted
+# once, is the one rank's. A learning rate of 0.05 makes the norm exceed the
+# clip of 1, so that clipping acts on the steps that follow.
+{
+    my $dir = File::Temp::tempdir(CLEANUP => 1);
+    my @train = (@tiny, qw(--lr 0.05 --steps 3 --eval-every 1000 --quiet));
+    my %norms;
+    for my $case (['1 rank', 1], ['--tp 2', 2, qw(--tp 2)],
+                  ['--tp 2 --dp 2 --zero 1', 4, qw(--tp 2 --dp 2 --zero 1)],
+                  ['--dp 2 --zero 3', 2, qw(--dp 2 --zero 3)]) {
+        my ($name, $n, @flags) = @$case;
+        (my $file = "$dir/$name.csv") =~ s/ /_/g;
+        my ($status, undef, $err) = run(mpiexec($n, $minigpt, @train, @flags,
+                                                '--log', $file));
+        is($status, 0, "$name: trains") or diag $err;
+        $norms{$name} = [map { (split /,/)[4] } grep { /^\d/ }
+                         split /\n/, slurp($file) // ''];
+    }
+    my $one = $norms{'1 rank'};
+    ok(@$one == 3 && $one->[0] > 1, 'the first norm exceeds the clip of 1')
+      or diag "@$one";
+    for my $name (grep { $_ ne '1 rank' } sort keys %norms) {
+        my $same = @{ $norms{$name} } == 3;
+        for my $i (0 .. 2) {
+            $same &&= abs($norms{$name}[$i] - $one->[$i])
+                      <= 1e-4 * abs($one->[$i]);
+        }
+        ok($same, "$name: the gradient's norm of every step is one rank's")
+          or diag "@{ $norms{$name} } against @$one";
+    }
 }
 
 # The data-parallel and ZeRO code takes its communicators from the mesh.

@@ -12,8 +12,8 @@ int data_parallel_init(DataParallel *dp, Model *m, const Mesh *mesh)
     dp->ranks = mesh->dp;
     dp->comm = mesh->dp_comm;
     dp->world = mesh->world;
-    for (int t = 0; t < PARAM_TENSORS; t++)
-        dp->norm_counts[t] = 1;
+    for (int t = 0; t < PARAM_TENSORS; t++)   /* whole on every tp rank */
+        dp->norm_counts[t] = mesh->tp_rank == 0;
     m->weights_needed = dp->strategy->weights_needed;
     m->hook_context = dp;
     return dp->strategy->init(dp);
