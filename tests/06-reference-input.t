@@ -127,7 +127,7 @@ my %flags = (
                    --seed --micro-batches --eval-every --save --save-every
                    --resume --log --profile --machine --transcript --gradcheck --verify
                    --quiet --dump --keep-checkpoints --allow-schedule-change
-                   --sample --tp --pp --dp --print-mesh --allreduce --no-overlap --no-allreduce --zero --json --csv --latex
+                   --sample --tp --pp --dp --print-mesh --allreduce --no-overlap --no-allreduce --zero --sequence-parallel --json --csv --latex
                    --device --precision
                    --output --help)],
     'matmul-bench' => [qw(--batch --seq --hidden --vocab --seconds --repeats

@@ -35,8 +35,8 @@ real clip_factor(double squares, real clip, real *norm)
 
 real clip_gradients(Model *m, real clip)
 {
-    real norm, s = clip_factor(sum_of_squares(m->grads_memory,
-                                              m->params_count), clip, &norm);
+    real norm, s = clip_factor(tp_sum_of_squares(m, m->grads_memory), clip,
+                               &norm);
     if (s != 1.0f)
         for (size_t i = 0; i < m->params_count; i++)
             m->grads_memory[i] *= s;

@@ -171,7 +171,7 @@ void data_parallel_begin(DataParallel *dp)
         dp->intervals[dp->intervals_count++] = now - dp->last_begin;
     }
     dp->last_begin = now;
-    dp->sent_mark = mpi_bytes_sent();
+    dp->sent_mark = data_bytes_sent();
     dp->strategy->begin_step(dp);
     dp->model->gradients_needed = dp->strategy->gradients_needed;
     dp->model->gradients_ready = dp->strategy->gradients_ready;
@@ -211,7 +211,7 @@ real data_parallel_step(DataParallel *dp, const AdamW *opt, real lr,
 {
     real norm, scale = clip_factor(gradient_squares(dp), opt->clip, &norm);
     dp->strategy->step(dp, opt, lr, step, scale);
-    dp->sent += (double)(mpi_bytes_sent() - dp->sent_mark);
+    dp->sent += (double)(data_bytes_sent() - dp->sent_mark);
     return norm;
 }
 void do_nothing(DataParallel *dp)
@@ -296,9 +296,9 @@ int data_parallel_save(DataParallel *dp, const char *path,
         snprintf(why, why_size, "no memory to gather the state for %s", path);
         return first ? -1 : 0;
     }
-    dp->strategy->collect(dp, STATE_WEIGHTS, whole.params_memory);
-    dp->strategy->collect(dp, STATE_FIRST_MOMENT, whole.m_memory);
-    dp->strategy->collect(dp, STATE_SECOND_MOMENT, whole.v_memory);
+    collect_whole_state(dp, STATE_WEIGHTS, whole.params_memory);
+    collect_whole_state(dp, STATE_FIRST_MOMENT, whole.m_memory);
+    collect_whole_state(dp, STATE_SECOND_MOMENT, whole.v_memory);
     if (first)
         status = checkpoint_save(path, &whole, s, why, why_size);
     model_free(&whole);
@@ -315,9 +315,9 @@ int data_parallel_load(DataParallel *dp, const char *path, TrainingState *s,
     else
         status = checkpoint_load(path, &whole, s, why, why_size);
     if (status == 0) {
-        dp->strategy->scatter(dp, STATE_WEIGHTS, whole.params_memory);
-        dp->strategy->scatter(dp, STATE_FIRST_MOMENT, whole.m_memory);
-        dp->strategy->scatter(dp, STATE_SECOND_MOMENT, whole.v_memory);
+        scatter_whole_state(dp, STATE_WEIGHTS, whole.params_memory);
+        scatter_whole_state(dp, STATE_FIRST_MOMENT, whole.m_memory);
+        scatter_whole_state(dp, STATE_SECOND_MOMENT, whole.v_memory);
     }
     model_free(&whole);
     return status;

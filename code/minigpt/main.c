@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/97-cuda.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/97-cuda.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"
@@ -71,6 +71,8 @@ int main(int argc, char **argv)
           NULL, 0 },
         { "--zero", OPT_NAME, 0, "ZeRO stage 0, 1, 2 or 3: shard the optimizer "
           "state, also the gradients, also the weights", 0, "0", 0 },
+        { "--sequence-parallel", OPT_SWITCH, 0, "with --tp: layer norms and the "
+          "residual stream on a t-th of the rows each", 0, NULL, 0 },
         { "--device", OPT_NAME, 0, "cuda: train (or --verify) on the GPU, in one "
           "process; the CPU is the default", 0, NULL, 0 },
         { "--precision", OPT_NAME, 0, "with --device cuda: fp32, or bf16 GEMM "
@@ -142,21 +144,25 @@ static int run_on_mesh(const char *command, Option *options, Settings set)
              || option_given(options, "--dump");
     unsigned holds = set.parallel.strategy->holds;  /* the model's part */
     Model model;
-    if (model_init(&model, set.config,
-                   whole ? set.batch : set.batch / set.dp / set.micro,
-                   holds) != 0) {
+    set.split.comm = set.mesh.tp_comm;       /* this rank's part of each */
+    set.split.rank = set.mesh.tp_rank;       /* block, Chapter 9's split */
+    if (model_init_split(&model, set.config,
+                         whole ? set.batch : set.batch / set.dp / set.micro,
+                         holds, &set.split) != 0) {
         complain(command, "cannot allocate this model: --layers, --hidden, "
                  "--seq and --batch ask for more memory than there is");
         return 2;
     }
     if (model.params_memory != NULL)    /* else each rank holds a shard */
-        model_init_weights(&model, model.params_memory, set.seed);
+        tp_init_weights(&model, model.params_memory, set.seed);
     Language lang;
     language_init(&lang, set.config.vocab, set.seed);
     if (data_parallel_init(&set.parallel, &model, &set.mesh) != 0) {
         complain(command, "cannot allocate the buffers for --dp");
         status = 2;
     }
+    for (int t = 0; t < PARAM_TENSORS; t++)
+        set.parallel.norm_counts[t] = tp_counts_tensor(&model, t);
     status = ranks_agree(status, set.mesh.world);
     TrainingState state = fresh_state(&set);
     char why[1024];

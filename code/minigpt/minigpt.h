@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09a-mesh.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/09a-mesh.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 
@@ -149,6 +149,7 @@ typedef struct {
        hold what earlier micro-batches added: the pass adds into them. */
     Params (*weights_needed)(void *context, int unit);
     Params (*gradients_needed)(void *context, int unit);
+    struct TensorParallel *tp;      /* the tensor-parallel group; NULL: whole */
 } Model;
 
 extern const char *const param_names[PARAM_TENSORS];
@@ -400,4 +401,93 @@ int data_parallel_save(DataParallel *dp, const char *path,
 /* Read a checkpoint on every rank and keep this rank's part of it. */
 int data_parallel_load(DataParallel *dp, const char *path, TrainingState *s,
                        char *why, size_t why_size);
+typedef struct TensorParallel {
+    MPI_Comm comm;            /* the ranks that split each block          */
+    int ways, rank;           /* t, and this rank's place among them      */
+    int sequence_parallel;    /* --sequence-parallel                      */
+} TensorParallel;
+
+typedef struct {              /* collectives and the bytes they sent      */
+    double collectives, bytes;
+    double blocks;            /* in how many blocks' passes               */
+} TpTraffic;
+
+typedef struct {              /* numbers in the same order in both arrays */
+    int tensor;
+    size_t whole;             /* where they start in the whole model's    */
+    size_t local;             /* ... and in this rank's                   */
+    size_t count;
+    int replicated;           /* every rank of the group holds them       */
+} Run;
+typedef void (*RunVisitor)(void *context, const Run *run);
+
+int model_init_split(Model *m, ModelConfig config, int batch,
+                     unsigned holds, TensorParallel *tp);
+/* t, the ways m's blocks are split (1: whole), and the group's comm. */
+int model_ways(const Model *m);
+MPI_Comm model_tp_comm(const Model *m);
+/* The ways the stream's rows are split (t with sequence parallelism, else
+   1), and which slice of them is this rank's. */
+int model_sequence_ways(const Model *m);
+int model_sequence_rank(const Model *m);
+void f_forward(real *x, size_t n, MPI_Comm tp);
+void f_backward(real *x, size_t n, MPI_Comm tp);
+void g_forward(real *x, size_t n, MPI_Comm tp);
+void g_backward(real *x, size_t n, MPI_Comm tp);
+typedef enum { TP_ALL_REDUCE, TP_REDUCE_SCATTER, TP_ALL_GATHER } TpCollective;
+/* One collective over tp on x (n), in place, counted; nothing on one
+   rank. A reduce-scatter leaves the sum in this rank's t-th of x; an
+   all-gather fills x from every rank's t-th. */
+void tp_collective(TpCollective kind, real *x, size_t n, MPI_Comm tp);
+/* With sequence parallelism (1), f and g split the stream's rows. */
+void tp_split_sequence(int on);
+/* Bytes this process has sent through MPI_Sendrecv, less those of the
+   tensor-parallel collectives: what the data axis's collectives sent. */
+unsigned long long data_bytes_sent(void);
+/* What this process's tensor-parallel collectives have sent. */
+TpTraffic tp_traffic(void);
+/* ... inside the blocks, in direction 0 (forward) or 1 (backward). */
+TpTraffic tp_traffic_blocks(int direction);
+/* Count what was sent since `since` as one block's pass in direction. */
+void tp_traffic_blocks_add(TpTraffic since, int direction);
+void column_parallel_forward(GemmWorkspace *ws, real *out, const real *in,
+    const real *w, const real *bias, int N, int C, int OCl,
+    MPI_Comm tp, double *flops);
+void column_parallel_backward(GemmWorkspace *ws, real *din, real *dw,
+    real *dbias, const real *dout, const real *in, const real *w,
+    int N, int C, int OCl, MPI_Comm tp, double *flops);
+void row_parallel_forward(GemmWorkspace *ws, real *out, const real *in,
+    const real *w, const real *bias, int N, int Cl, int OC,
+    MPI_Comm tp, double *flops);
+void row_parallel_backward(GemmWorkspace *ws, real *din, real *dw,
+    real *dbias, const real *dout, const real *in, const real *w,
+    int N, int Cl, int OC, MPI_Comm tp, double *flops);
+double vocab_parallel_crossentropy_forward(real *probs, real *losses,
+                                           const int *targets, int N,
+                                           int Vl, MPI_Comm tp);
+void vocab_parallel_crossentropy_backward(real *dlogits, const real *probs,
+                                          const int *targets, int N, int Vl,
+                                          MPI_Comm tp, real scale);
+/* Calls visit for every run of this rank's part of the model. */
+void tensor_placement(const Model *m, RunVisitor visit, void *context);
+size_t whole_params_count(const ModelConfig *c);
+/* local (params_count) into whole (whole_params_count), on every rank
+   of the group; and back. */
+void tp_gather(const Model *m, const real *local, real *whole);
+void tp_scatter(const Model *m, const real *whole, real *local);
+/* Whether this rank counts tensor's numbers in a norm: the split ones,
+   and the replicated ones on the group's rank 0 alone. */
+int tp_counts_tensor(const Model *m, int tensor);
+/* The squared norm of the whole model's array that local is part of. */
+double tp_sum_of_squares(const Model *m, const real *local);
+/* With sequence parallelism, the layer norms' gradients are each rank's
+   rows' alone: sum them over the group (after the batch's gradient). */
+void tp_sum_sequence_parallel_gradients(Model *m);
+/* One array of the state, whole (whole_params_count), on every rank:
+   the strategy's collection over the data axis, then the tensor axis's
+   gather; and the inverse, for a checkpoint read. */
+void collect_whole_state(DataParallel *dp, StateKind kind, real *into);
+void scatter_whole_state(DataParallel *dp, StateKind kind, const real *whole);
+/* The reference's initial weights, this rank's part of them. */
+void tp_init_weights(const Model *m, real *local, uint64_t seed);
 #endif

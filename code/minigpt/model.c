@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,26 +16,29 @@ const char *const act_names[ACT_TENSORS] = {
     "ln2", "ln2_mean", "ln2_rstd", "fch", "fch_gelu", "res3", "lnf",
     "lnf_mean", "lnf_rstd", "probs", "losses", "scratch"
 };
-static void param_sizes(ModelConfig c, size_t *size)
+static void param_sizes(ModelConfig c, int t, size_t *size)
 {
     size_t V = (size_t)c.vocab, T = (size_t)c.seq, L = (size_t)c.layers;
-    size_t C = (size_t)c.hidden;
+    size_t C = (size_t)c.hidden, Cl = C / t, Vl = V / t;    /* t-th parts */
     size_t s[PARAM_TENSORS] = {
-        V * C, T * C, L * C, L * C, L * C * 3 * C, L * 3 * C, L * C * C,
-        L * C, L * C, L * C, L * C * 4 * C, L * 4 * C, L * 4 * C * C, L * C,
-        C, C, C * V
+        V * C, T * C, L * C, L * C, L * C * 3 * Cl, L * 3 * Cl, L * Cl * C,
+        L * C, L * C, L * C, L * C * 4 * Cl, L * 4 * Cl, L * 4 * Cl * C,
+        L * C, C, C, C * Vl
     };
     memcpy(size, s, sizeof s);
 }
-static void act_sizes(ModelConfig c, int batch, size_t *size)
+static void act_sizes(ModelConfig c, int t, int rows, int batch,
+                      size_t *size)
 {
     size_t B = (size_t)batch, T = (size_t)c.seq, L = (size_t)c.layers;
     size_t C = (size_t)c.hidden, H = (size_t)c.heads, V = (size_t)c.vocab;
+    size_t Cl = C / t, Hl = H / t, Vl = V / t;     /* this rank's parts */
+    size_t N = B * T, Ns = N / rows;      /* the stream's rows it holds */
     size_t s[ACT_TENSORS] = {
-        B * T * C, L * B * T * C, L * B * T, L * B * T, L * B * T * 3 * C,
-        L * B * H * T * T, L * B * T * C, L * B * T * C, L * B * T * C,
-        L * B * T, L * B * T, L * B * T * 4 * C, L * B * T * 4 * C,
-        L * B * T * C, B * T * C, B * T, B * T, B * T * V, B * T, B * T * C
+        N * C, L * N * C, L * Ns, L * Ns, L * N * 3 * Cl,
+        L * B * Hl * T * T, L * N * Cl, L * Ns * C, L * N * C,
+        L * Ns, L * Ns, L * N * 4 * Cl, L * N * 4 * Cl,
+        L * Ns * C, N * C, Ns, Ns, N * Vl, N, N * C
     };
     memcpy(size, s, sizeof s);
 }
@@ -76,17 +79,17 @@ static void point_acts(Activations *a, real *block, const size_t *s)
 }
 
 static size_t point_grad_acts(Gradients *g, real *block, ModelConfig c,
-                              int batch)
+                              int t, int batch)
 {
     size_t BTC = (size_t)batch * (size_t)c.seq * (size_t)c.hidden;
     size_t BTV = (size_t)batch * (size_t)c.seq * (size_t)c.vocab;
     real *start = block;
     g->dres = carve(&block, BTC);
     g->dtmp = carve(&block, BTC);
-    g->dqkv = carve(&block, 3 * BTC);
-    g->dfch = carve(&block, 4 * BTC);
-    g->dfch_gelu = carve(&block, 4 * BTC);
-    g->dlogits = carve(&block, BTV);
+    g->dqkv = carve(&block, 3 * BTC / t);
+    g->dfch = carve(&block, 4 * BTC / t);
+    g->dfch_gelu = carve(&block, 4 * BTC / t);
+    g->dlogits = carve(&block, BTV / t);
     g->datt_row = carve(&block, (size_t)c.seq);
     return (size_t)(block - start);
 }
@@ -100,14 +103,23 @@ static size_t total(const size_t *size, int n)
 
 int model_init(Model *m, ModelConfig config, int batch, unsigned holds)
 {
+    return model_init_split(m, config, batch, holds, NULL);
+}
+
+int model_init_split(Model *m, ModelConfig config, int batch,
+                     unsigned holds, TensorParallel *tp)
+{
     memset(m, 0, sizeof *m);
     m->config = config;
     m->batch = batch;
-    param_sizes(config, m->param_size);
+    m->tp = tp;
+    int t = model_ways(m);
+    param_sizes(config, t, m->param_size);
     m->params_count = total(m->param_size, PARAM_TENSORS);
-    act_sizes(config, batch, m->act_size);
+    act_sizes(config, t, model_sequence_ways(m), batch, m->act_size);
     m->acts_count = total(m->act_size, ACT_TENSORS);
-    m->grad_acts_count = point_grad_acts(&m->grad_acts, NULL, config, batch);
+    m->grad_acts_count = point_grad_acts(&m->grad_acts, NULL, config, t,
+                                         batch);
     size_t N = m->params_count;
     int failed = 0;
     real **state[] = { &m->params_memory, &m->grads_memory, &m->m_memory,
@@ -126,7 +138,7 @@ int model_init(Model *m, ModelConfig config, int batch, unsigned holds)
         return -1;
     }
     point_acts(&m->acts, m->acts_memory, m->act_size);
-    point_grad_acts(&m->grad_acts, m->grad_acts_memory, config, batch);
+    point_grad_acts(&m->grad_acts, m->grad_acts_memory, config, t, batch);
     return 0;
 }
 
@@ -217,19 +229,22 @@ static BlockActivations block_activations(Model *m, int l, int B)
     const ModelConfig c = m->config;
     const Activations *a = &m->acts;
     size_t N = (size_t)B * c.seq, BTC = N * c.hidden, L = (size_t)l;
-    size_t TT = (size_t)B * c.heads * c.seq * c.seq;
+    size_t t = (size_t)model_ways(m), BTCl = BTC / t;   /* C/t: a t-th */
+    size_t TT = (size_t)B * (c.heads / t) * c.seq * c.seq;
+    size_t Ns = N / (size_t)model_sequence_ways(m);     /* rows held */
+    size_t BTCs = Ns * c.hidden, mine = model_sequence_rank(m) * BTCs;
     return (BlockActivations){
-        .x = l == 0 ? a->encoded : a->res3 + (L - 1) * BTC,
-        .ln1 = a->ln1 + L * BTC, .ln1_mean = a->ln1_mean + L * N,
-        .ln1_rstd = a->ln1_rstd + L * N,
-        .qkv = a->qkv + L * 3 * BTC,                 /* (B, T, 3C)    */
-        .att = a->att + L * TT,                      /* (B, H, T, T)  */
-        .atty = a->atty + L * BTC, .res2 = a->res2 + L * BTC,
-        .ln2 = a->ln2 + L * BTC, .ln2_mean = a->ln2_mean + L * N,
-        .ln2_rstd = a->ln2_rstd + L * N,
-        .fch = a->fch + L * 4 * BTC,                 /* (B, T, 4C)    */
-        .fch_gelu = a->fch_gelu + L * 4 * BTC,
-        .res3 = a->res3 + L * BTC,
+        .x = l == 0 ? a->encoded + mine : a->res3 + (L - 1) * BTCs,
+        .ln1 = a->ln1 + L * BTC, .ln1_mean = a->ln1_mean + L * Ns,
+        .ln1_rstd = a->ln1_rstd + L * Ns,
+        .qkv = a->qkv + L * 3 * BTCl,                /* (B, T, 3C/t)  */
+        .att = a->att + L * TT,                      /* (B, H/t, T, T) */
+        .atty = a->atty + L * BTCl, .res2 = a->res2 + L * BTCs,
+        .ln2 = a->ln2 + L * BTC, .ln2_mean = a->ln2_mean + L * Ns,
+        .ln2_rstd = a->ln2_rstd + L * Ns,
+        .fch = a->fch + L * 4 * BTCl,                /* (B, T, 4C/t)  */
+        .fch_gelu = a->fch_gelu + L * 4 * BTCl,
+        .res3 = a->res3 + L * BTCs,
     };
 }
 
@@ -243,11 +258,20 @@ static Params weights_of(Model *m, int unit)
 double model_forward(Model *m, const int *inputs, const int *targets, int B)
 {
     ModelConfig c = m->config;
-    int T = c.seq, C = c.hidden, L = c.layers, H = c.heads, V = c.vocab;
+    int T = c.seq, C = c.hidden, L = c.layers;
     int N = B * T;                                   /* positions */
     size_t BTC = (size_t)N * C;
     Activations *a = &m->acts;
     double *flops = &m->tally.flops;
+    int t = model_ways(m);                   /* ways the blocks are split */
+    int Cl = C / t, Hl = c.heads / t;        /* this rank's width, heads  */
+    int Vl = c.vocab / t;                    /* ... and vocabulary        */
+    size_t BTCl = BTC / (size_t)t;
+    MPI_Comm tp = model_tp_comm(m);
+    int Ns = N / model_sequence_ways(m);     /* rows of the stream held   */
+    size_t BTCs = (size_t)Ns * C;            /* (Ns, C): this rank's rows */
+    size_t mine = (size_t)model_sequence_rank(m) * BTCs;  /* ... from here */
+    (void)Hl, (void)BTCl, (void)mine;
 
     Params e = weights_of(m, -1);                    /* the embeddings */
     TIMED(m, OP_EMBED, 0,
@@ -255,41 +279,46 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
     for (int l = 0; l < L; l++) {
         Params w = weights_of(m, l);                 /* block l's weights */
         BlockActivations k = block_activations(m, l, B);
+        TpTraffic sent = tp_traffic();          /* counted for Chapter 9 */
         TIMED(m, OP_LAYERNORM, 0,
-              layernorm_forward(k.ln1, k.ln1_mean, k.ln1_rstd, k.x, w.ln1_w, w.ln1_b,
-                                N, C));
+              layernorm_forward(k.ln1 + mine, k.ln1_mean, k.ln1_rstd, k.x, w.ln1_w,
+                                w.ln1_b, Ns, C));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->pack, k.qkv, k.ln1, w.qkv_w, w.qkv_b, N, C, 3 * C,
-                             flops));
+              column_parallel_forward(&m->pack, k.qkv, k.ln1, w.qkv_w, w.qkv_b, N, C,
+                                      3 * Cl, tp, flops));
         TIMED(m, OP_ATTENTION, 0,
-              attention_forward(k.atty, k.att, k.qkv, B, T, C, H, flops));
+              attention_forward(k.atty, k.att, k.qkv, B, T, Cl, Hl, flops));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->pack, a->scratch, k.atty, w.proj_w, w.proj_b, N, C, C,
-                             flops));
-        TIMED(m, OP_RESIDUAL, 0, residual_forward(k.res2, k.x, a->scratch, BTC));
+              row_parallel_forward(&m->pack, a->scratch, k.atty, w.proj_w, w.proj_b,
+                                   N, Cl, C, tp, flops));
+        TIMED(m, OP_RESIDUAL, 0,
+              residual_forward(k.res2, k.x, a->scratch + mine, BTCs));
         TIMED(m, OP_LAYERNORM, 0,
-              layernorm_forward(k.ln2, k.ln2_mean, k.ln2_rstd, k.res2, w.ln2_w,
-                                w.ln2_b, N, C));
+              layernorm_forward(k.ln2 + mine, k.ln2_mean, k.ln2_rstd, k.res2, w.ln2_w,
+                                w.ln2_b, Ns, C));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->pack, k.fch, k.ln2, w.fc_w, w.fc_b, N, C, 4 * C,
-                             flops));
-        TIMED(m, OP_GELU, 0, gelu_forward(k.fch_gelu, k.fch, 4 * BTC));
+              column_parallel_forward(&m->pack, k.fch, k.ln2, w.fc_w, w.fc_b, N, C,
+                                      4 * Cl, tp, flops));
+        TIMED(m, OP_GELU, 0, gelu_forward(k.fch_gelu, k.fch, 4 * BTCl));
         TIMED(m, OP_MATMUL, 0,
-              matmul_forward(&m->pack, a->scratch, k.fch_gelu, w.fcproj_w, w.fcproj_b,
-                             N, 4 * C, C, flops));
-        TIMED(m, OP_RESIDUAL, 0, residual_forward(k.res3, k.res2, a->scratch, BTC));
+              row_parallel_forward(&m->pack, a->scratch, k.fch_gelu, w.fcproj_w,
+                                   w.fcproj_b, N, 4 * Cl, C, tp, flops));
+        TIMED(m, OP_RESIDUAL, 0,
+              residual_forward(k.res3, k.res2, a->scratch + mine, BTCs));
+        tp_traffic_blocks_add(sent, 0);
     }
-    real *last = a->res3 + (size_t)(L - 1) * BTC;     /* (B, T, C) */
+    real *last = a->res3 + (size_t)(L - 1) * BTCs;   /* (B, T, C) */
     Params h = weights_of(m, L);                     /* final norm, head */
     TIMED(m, OP_LAYERNORM, 0,
-          layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, last, h.lnf_w,
-                            h.lnf_b, N, C));
+          layernorm_forward(a->lnf + mine, a->lnf_mean, a->lnf_rstd, last,
+                            h.lnf_w, h.lnf_b, Ns, C));
     TIMED(m, OP_MATMUL, 0,
-          matmul_forward(&m->pack, a->probs, a->lnf, h.head_w, NULL, N, C, V,
-                         flops));
+          column_parallel_forward(&m->pack, a->probs, a->lnf, h.head_w, NULL,
+                                  N, C, Vl, tp, flops));
     double loss = 0.0;
     TIMED(m, OP_LOSS, 0,
-          loss = crossentropy_forward(a->probs, a->losses, targets, N, V));
+          loss = vocab_parallel_crossentropy_forward(a->probs, a->losses,
+                                                     targets, N, Vl, tp));
     m->loss = (real)loss;
     return loss;
 }
@@ -306,53 +335,67 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
                     real scale)
 {
     ModelConfig c = m->config;
-    int T = c.seq, C = c.hidden, L = c.layers, H = c.heads, V = c.vocab;
+    int T = c.seq, C = c.hidden, L = c.layers;
     int N = B * T;
     size_t BTC = (size_t)N * C;
     Activations *a = &m->acts;
     Gradients *g = &m->grad_acts;
     double *flops = &m->tally.flops;
+    int t = model_ways(m);                   /* ways the blocks are split */
+    int Cl = C / t, Hl = c.heads / t;        /* this rank's width, heads  */
+    int Vl = c.vocab / t;                    /* ... and vocabulary        */
+    size_t BTCl = BTC / (size_t)t;
+    MPI_Comm tp = model_tp_comm(m);
+    int Ns = N / model_sequence_ways(m);     /* rows of the stream held   */
+    size_t BTCs = (size_t)Ns * C;            /* (Ns, C): this rank's rows */
+    size_t mine = (size_t)model_sequence_rank(m) * BTCs;  /* ... from here */
+    (void)Hl, (void)BTCl, (void)mine;
 
-    real *last = a->res3 + (size_t)(L - 1) * BTC;
+    real *last = a->res3 + (size_t)(L - 1) * BTCs;
     Params h = weights_of(m, L), dh = gradients_of(m, L);
     TIMED(m, OP_LOSS, 1,
-          crossentropy_backward(g->dlogits, a->probs, targets, N, V, scale));
+          vocab_parallel_crossentropy_backward(g->dlogits, a->probs, targets, N,
+                                               Vl, tp, scale));
     TIMED(m, OP_MATMUL, 1,
-          matmul_backward(&m->pack, g->dtmp, dh.head_w, NULL, g->dlogits, a->lnf,
-                          h.head_w, N, C, V, flops));
+          column_parallel_backward(&m->pack, g->dtmp, dh.head_w, NULL, g->dlogits,
+                                   a->lnf, h.head_w, N, C, Vl, tp, flops));
     memset(g->dres, 0, sizeof(real) * BTC);
     TIMED(m, OP_LAYERNORM, 1,
-          layernorm_backward(g->dres, dh.lnf_w, dh.lnf_b, g->dtmp, last,
-                             h.lnf_w, a->lnf_mean, a->lnf_rstd, N, C));
+          layernorm_backward(g->dres + mine, dh.lnf_w, dh.lnf_b, g->dtmp + mine,
+                             last, h.lnf_w, a->lnf_mean, a->lnf_rstd, Ns, C));
     announce(m, L);                   /* the head and the final norm are done */
     for (int l = L - 1; l >= 0; l--) {
         Params w = weights_of(m, l), dw = gradients_of(m, l);
         BlockActivations k = block_activations(m, l, B);
+        TpTraffic sent = tp_traffic();
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->pack, g->dfch_gelu, dw.fcproj_w, dw.fcproj_b,
-                              g->dres, k.fch_gelu, w.fcproj_w, N, 4 * C, C, flops));
-        TIMED(m, OP_GELU, 1, gelu_backward(g->dfch, k.fch, g->dfch_gelu, 4 * BTC));
+              row_parallel_backward(&m->pack, g->dfch_gelu, dw.fcproj_w, dw.fcproj_b,
+                                    g->dres, k.fch_gelu, w.fcproj_w, N, 4 * Cl, C, tp,
+                                    flops));
+        TIMED(m, OP_GELU, 1, gelu_backward(g->dfch, k.fch, g->dfch_gelu, 4 * BTCl));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->pack, g->dtmp, dw.fc_w, dw.fc_b, g->dfch, k.ln2,
-                              w.fc_w, N, C, 4 * C, flops));
+              column_parallel_backward(&m->pack, g->dtmp, dw.fc_w, dw.fc_b, g->dfch,
+                                       k.ln2, w.fc_w, N, C, 4 * Cl, tp, flops));
         TIMED(m, OP_LAYERNORM, 1,
-              layernorm_backward(g->dres, dw.ln2_w, dw.ln2_b, g->dtmp, k.res2, w.ln2_w,
-                                 k.ln2_mean, k.ln2_rstd, N, C));
+              layernorm_backward(g->dres + mine, dw.ln2_w, dw.ln2_b, g->dtmp + mine,
+                                 k.res2, w.ln2_w, k.ln2_mean, k.ln2_rstd, Ns, C));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->pack, g->dtmp, dw.proj_w, dw.proj_b, g->dres, k.atty,
-                              w.proj_w, N, C, C, flops));
+              row_parallel_backward(&m->pack, g->dtmp, dw.proj_w, dw.proj_b, g->dres,
+                                    k.atty, w.proj_w, N, Cl, C, tp, flops));
         TIMED(m, OP_ATTENTION, 1,
-              attention_backward(g->dqkv, g->datt_row, g->dtmp, k.qkv, k.att, B, T, C,
-                                 H, flops));
+              attention_backward(g->dqkv, g->datt_row, g->dtmp, k.qkv, k.att, B, T, Cl,
+                                 Hl, flops));
         TIMED(m, OP_MATMUL, 1,
-              matmul_backward(&m->pack, g->dtmp, dw.qkv_w, dw.qkv_b, g->dqkv, k.ln1,
-                              w.qkv_w, N, C, 3 * C, flops));
+              column_parallel_backward(&m->pack, g->dtmp, dw.qkv_w, dw.qkv_b, g->dqkv,
+                                       k.ln1, w.qkv_w, N, C, 3 * Cl, tp, flops));
         TIMED(m, OP_LAYERNORM, 1,
-              layernorm_backward(g->dres, dw.ln1_w, dw.ln1_b, g->dtmp, k.x, w.ln1_w,
-                                 k.ln1_mean, k.ln1_rstd, N, C));
+              layernorm_backward(g->dres + mine, dw.ln1_w, dw.ln1_b, g->dtmp + mine,
+                                 k.x, w.ln1_w, k.ln1_mean, k.ln1_rstd, Ns, C));
+        tp_traffic_blocks_add(sent, 1);
         announce(m, l);
     }
     Params de = gradients_of(m, -1);
+    g_backward(g->dres, BTC, tp);   /* every rank's rows, when split */
     TIMED(m, OP_EMBED, 1,
           encoder_backward(de.wte, de.wpe, g->dres, inputs, B, T, C));
     announce(m, -1);

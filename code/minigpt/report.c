@@ -1,4 +1,4 @@
-/* Tangled from chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +166,22 @@ void report_run(Report *r, const Model *m, const Settings *set,
                copies * word * N * (n - 1) / n);
     report_add(r, "psi_copies_sent", FIELD_COUNT, copies);
     report_add(r, "largest_unit_params", FIELD_COUNT, dp->largest_unit);
+    {
+        TpTraffic forward = tp_traffic_blocks(0), backward = tp_traffic_blocks(1);
+        double t = model_ways(m);
+        double fb = fmax(forward.blocks, 1), bb = fmax(backward.blocks, 1);
+        double bsh = (double)m->batch * c.seq * C;   /* one micro-batch's */
+        report_add(r, "tp", FIELD_COUNT, t);
+        report_add(r, "sequence_parallel", FIELD_COUNT,
+                   set->split.sequence_parallel);
+        report_add(r, "tp_collectives_per_block", FIELD_COUNT,
+                   forward.collectives / fb + backward.collectives / bb);
+        report_add(r, "tp_bytes_per_block", FIELD_BYTES,
+                   forward.bytes / fb + backward.bytes / bb);
+        report_add(r, "tp_bytes_per_block_formula", FIELD_BYTES,
+                   8 * bsh * (t - 1) / t * word);
+        report_add(r, "activation_bytes_held", FIELD_BYTES, kept);
+    }
 }
 static const Field *field_named(const Report *r, const char *key)
 {
@@ -323,6 +339,15 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                     * F("params")).s, grouped(F("ranks") - 1).s,
                     grouped(F("ranks")).s, grouped(F("bytes_sent_formula")).s);
     }
+    if (F("tp") > 1)
+        fprintf(out, "tensor parallel = %s ways%s; per block per micro-batch "
+                "%s collectives,\n  %s B sent by each rank (counted at "
+                "MPI_Sendrecv);\n  formula 8bsh(t-1)/t = %s B\n",
+                grouped(F("tp")).s, F("sequence_parallel") > 0
+                ? ", sequence parallel" : "",
+                grouped(F("tp_collectives_per_block")).s,
+                grouped(F("tp_bytes_per_block")).s,
+                grouped(F("tp_bytes_per_block_formula")).s);
 #undef F
 }
 static const char *const op_names[OPS] = {

@@ -1,4 +1,4 @@
-/* Tangled from chapters/09a-mesh.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/09a-mesh.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -177,6 +177,39 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             : set->parallel.ring ? &replicated_ring
             : set->parallel.overlap ? &replicated_overlapped : &replicated_blocking;
         set->parallel.strategy = stage > 0 ? &zero_stages[stage - 1] : replicated;
+        {
+            int t = set->mesh.tp, sp = option_given(o, "--sequence-parallel");
+            ModelConfig shape = set->config;
+            set->split = (TensorParallel){ .comm = MPI_COMM_SELF, .ways = t,
+                                           .sequence_parallel = sp };
+            tp_split_sequence(sp);
+            if (shape.heads % t != 0) {
+                complain(command, "--tp %d does not divide --heads %d: each rank "
+                         "computes whole heads", t, shape.heads);
+                return 2;
+            }
+            if (shape.vocab % t != 0) {
+                complain(command, "--tp %d does not divide --vocab %d: each rank "
+                         "holds a t-th of the head's columns", t, shape.vocab);
+                return 2;
+            }
+            if (sp && shape.seq % t != 0) {
+                complain(command, "--sequence-parallel: --tp %d does not divide "
+                         "--seq %d", t, shape.seq);
+                return 2;
+            }
+            if (sp && (set->parallel.stage >= 2 || sizeof(real) != sizeof(float))) {
+                complain(command, "--sequence-parallel runs in single precision "
+                         "with --zero 0 or 1");
+                return 2;
+            }
+            if (t > 1 && (option_given(o, "--gradcheck")
+                          || option_given(o, "--dump"))) {
+                complain(command, "--tp %d: --gradcheck and --dump work on one whole "
+                         "model; use them without --tp", t);
+                return 2;
+            }
+        }
         return 0;
     }
     return 2;

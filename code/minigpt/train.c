@@ -85,6 +85,7 @@ double rank_gradient(Model *m, const Batch *b, Settings *set)
     double loss = batch_gradient(m, &mine, share, set->micro,
                                  (real)share / (real)set->batch);
     data_parallel_combine(dp, &loss);
+    tp_sum_sequence_parallel_gradients(m);            /* Chapter 9 */
     return loss;
 }
 AdamW adamw_settings(real lr)
@@ -102,7 +103,7 @@ real optimizer_step(Settings *set, const AdamW *opt, real lr, int step)
    on every rank. */
 void collect_state(Settings *set, StateKind kind, real *into)
 {
-    set->parallel.strategy->collect(&set->parallel, kind, into);
+    collect_whole_state(&set->parallel, kind, into);      /* Chapter 9 */
 }
 enum { VALIDATION_BATCHES = 4 };
 

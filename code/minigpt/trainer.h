@@ -1,4 +1,4 @@
-/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
 #ifndef TRAINER_H
 #define TRAINER_H
 
@@ -20,6 +20,7 @@ typedef struct {
     int allow_schedule_change; /* --allow-schedule-change              */
     Mesh mesh;
     DataParallel parallel;
+    TensorParallel split;     /* --tp; its group is filled in by the mesh */
 } Settings;
 /* 0 if the paths of the flags can all be used as asked, 2 after one line. */
 int check_state_paths(const char *command, Option *o);

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,7 +106,7 @@ int verify(Model *m, const Language *lang, Settings *set,
            Option *options)
 {
     int B = set->batch, T = set->config.seq;
-    size_t N = m->params_count;
+    size_t N = whole_params_count(&m->config);  /* m may hold a part */
     AdamW opt = adamw_settings(set->lr);
     Batch b;
     Rng rng = training_rng(set->seed);
@@ -180,6 +180,9 @@ static int print_verdict(const Settings *set, Option *options, int ok,
         report_add(&r, "ranks", FIELD_COUNT, set->dp);
         report_add(&r, "micro_batches", FIELD_COUNT, set->micro);
         report_add(&r, "zero_stage", FIELD_COUNT, set->parallel.stage);
+        report_add(&r, "tp", FIELD_COUNT, set->mesh.tp);
+        report_add(&r, "sequence_parallel", FIELD_COUNT,
+                   set->split.sequence_parallel);
         report_add(&r, "max_dloss", FIELD_SCI, dloss);
         report_add(&r, "max_dgrad", FIELD_SCI, dgrad);
         report_add(&r, "max_dweight", FIELD_SCI, dweight);
@@ -203,6 +206,10 @@ static int print_verdict(const Settings *set, Option *options, int ok,
                     set->parallel.stage == 1 ? "Adam's moments"
                     : set->parallel.stage == 2 ? "Adam's moments and the gradients"
                     : "Adam's moments, the gradients and the weights");
+        if (set->mesh.tp > 1)
+            fprintf(f, "verify: each block split %d ways by tensor parallelism%s, "
+                    "gathered whole to compare\n", set->mesh.tp,
+                    set->split.sequence_parallel ? ", and the stream's rows" : "");
         fprintf(f, "verify: max |dloss| = %.3g, max |dgrad| = %.3g\n", dloss,
                 dgrad);
         fprintf(f, "verify: after one AdamW step, max |dweight| = %.3g, "

@@ -79,7 +79,7 @@ static int sharded_init(DataParallel *dp)
         real *whole = malloc(sizeof(real) * m->params_count);
         if (whole == NULL)
             return -1;
-        model_init_weights(m, whole, dp->seed);
+        tp_init_weights(m, whole, dp->seed);  /* this rank's part */
         for (int r = 0; r < dp->unit_runs[dp->units]; r++)
             memcpy(dp->weight_shard + dp->runs[r].shard,
                    whole + dp->runs[r].full,
