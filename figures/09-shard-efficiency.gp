@@ -1,4 +1,4 @@
-# Tangled from chapters/09b-shards.nw; edit the chapter, not this file.
+# Tangled from chapters/96-tensor-parallel-plumbing.nw; edit the chapter, not this file.
 # Shard efficiency against t: minigpt's block and the scaled 100B-class
 # block, median and spread of the repeats; the dashed line is 1.
 set datafile separator ','

@@ -210,4 +210,18 @@ SKIP: {
         like($v->{$m} // '', qr/\S/, "the verdict \\$m was written");
     }
 }
+
+# The planner's bytes at minigpt's shape are the bytes minigpt counts at its
+# sends: the chapter says so beside both numbers.
+{
+    my ($plan, $run) = map { -s $_ ? JSON::PP::decode_json(slurp($_)) : undef }
+        "$root/build/data/09-shards-plan.json", "$root/build/data/09-tp-2.json";
+    SKIP: {
+        skip 'the chapter runs have not written their data', 2
+            unless $plan && $run;
+        is($plan->{tp}, $run->{tp}, 'planner and trainer split the same ways');
+        is($plan->{bytes_per_block}, $run->{tp_bytes_per_block},
+           'the planner predicts the bytes minigpt --tp counts per block');
+    }
+}
 done_testing();

@@ -1,4 +1,4 @@
-/* Tangled from chapters/08-sharded-state.nw, chapters/09a-mesh.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <stdlib.h>
 

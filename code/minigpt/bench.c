@@ -1,4 +1,4 @@
-/* Tangled from chapters/09b-shards.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/09-tensor-parallel.nw, chapters/94-trainer-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/09a-mesh.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 

@@ -1,4 +1,4 @@
-# Tangled from chapters/09b-shards.nw; edit the chapter, not this file.
+# Tangled from chapters/96-tensor-parallel-plumbing.nw; edit the chapter, not this file.
 # usage: sh code/runs/09-shards.sh BUILD_DIR
 set -eu
 bin="$1/bin"

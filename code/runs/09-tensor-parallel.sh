@@ -38,9 +38,9 @@ field() {        # the number after "KEY": in a JSON report
 awk -F, 'NR > 1 {
     name = ($1 == 1 ? "One" : $1 == 2 ? "Two" : "Four") ($2 ? "Sp" : "")
     printf "\\newcommand{\\MgTpCollectives%s}{%d}\n", name, $3
-    printf "\\newcommand{\\MgTpSent%s}{%.1f~kB}\n", name, $4 / 1e3
-    printf "\\newcommand{\\MgTpSentFormula%s}{%.1f~kB}\n", name, $5 / 1e3
-    printf "\\newcommand{\\MgTpActivations%s}{%.0f~kB}\n", name, $6 / 1e3
+    printf "\\newcommand{\\MgTpSent%s}{%.1f\\,kB}\n", name, $4 / 1e3
+    printf "\\newcommand{\\MgTpSentFormula%s}{%.1f\\,kB}\n", name, $5 / 1e3
+    printf "\\newcommand{\\MgTpActivations%s}{%.0f\\,kB}\n", name, $6 / 1e3
     if ($1 == 1) one = $6
     else printf "\\newcommand{\\MgTpActivationsShare%s}{%.2f}\n", name,
                 $6 / one
