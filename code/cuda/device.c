@@ -373,19 +373,21 @@ static int gpu_train(GpuModel *g, const Language *lang, Settings *set,
     gpu_upload(g->params, host->params_memory,
                sizeof(real) * host->params_count);
     double train_loss = NAN;
+    char why[512];
     for (int step = 0; step < set->steps; step++) {
         double started = seconds_now();
         batch_draw(&b, lang, &state.data, set->batch, T);
         train_loss = gpu_batch_gradient(g, &b, set->batch, set->micro);
         real lr = learning_rate(set->lr, step, set->steps);
         real norm = gpu_optimizer_step(g, &opt, lr, step + 1);
-        seconds[step] = seconds_now() - started;   /* norm waited for it */
+        if (gpu_status(why, sizeof why) != 0)     /* waits for the step */
+            break;
+        seconds[step] = seconds_now() - started;
         if (!set->quiet)
             fprintf(stderr, "step %d/%d: loss %.4f, lr %.2e, grad norm "
                     "%.3f\n", step + 1, set->steps, train_loss, lr, norm);
     }
     batch_free(&b);
-    char why[512];
     if (gpu_status(why, sizeof why) != 0) {
         free(seconds);
         complain("minigpt", "--device cuda: %s", why);

@@ -31,6 +31,8 @@ static void check_blas(cublasStatus_t s)
 }
 
 enum { THREADS = 256 };                          /* threads per block */
+static_assert(THREADS % 32 == 0 && THREADS <= 1024,
+              "block_reduce needs whole warps, at most 32 of them");
 
 static unsigned blocks_for(size_t n)
 {
