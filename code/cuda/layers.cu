@@ -1,4 +1,4 @@
-/* Tangled from chapters/97-cuda.nw; edit the chapter, not this file. */
+/* Tangled from chapters/06-reference.nw and chapters/97-cuda.nw; edit the chapters, not this file. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -418,7 +418,8 @@ __global__ void attention_forward_kernel(real *out, real *att,
         for (int i = 0; i < hs; i++)
             s += q[i] * k[i];
         row[t2] = s * scale;
-        max = fmaxf(max, row[t2]);
+        if (row[t2] > max)
+            max = row[t2];
     }
     real sum = 0.0f;
     for (int t2 = 0; t2 <= t; t2++) {

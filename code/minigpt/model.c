@@ -271,7 +271,6 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
     int Ns = N / model_sequence_ways(m);     /* rows of the stream held   */
     size_t BTCs = (size_t)Ns * C;            /* (Ns, C): this rank's rows */
     size_t mine = (size_t)model_sequence_rank(m) * BTCs;  /* ... from here */
-    (void)Hl, (void)BTCl, (void)mine;
 
     Params e = weights_of(m, -1);                    /* the embeddings */
     TIMED(m, OP_EMBED, 0,
@@ -349,7 +348,6 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
     int Ns = N / model_sequence_ways(m);     /* rows of the stream held   */
     size_t BTCs = (size_t)Ns * C;            /* (Ns, C): this rank's rows */
     size_t mine = (size_t)model_sequence_rank(m) * BTCs;  /* ... from here */
-    (void)Hl, (void)BTCl, (void)mine;
 
     real *last = a->res3 + (size_t)(L - 1) * BTCs;
     Params h = weights_of(m, L), dh = gradients_of(m, L);

@@ -134,15 +134,28 @@ $bin/fleet tp $plan --mfu "$mfu" --output "$transcripts/09-shards-plan.txt"
 $bin/fleet tp $plan --mfu "$mfu" --latex ShardPlan \
               --output "$numbers/09-shards-plan.tex"
 $bin/fleet tp $plan --mfu "$mfu" --json --output "$data/09-shards-plan.json"
+# Chapter 9 says no GPU curve has been measured; a GPU run committed under
+# data/gpu/ makes that false, and the chapter must be rewritten to show it.
+if ls data/gpu/*.csv > /dev/null 2>&1; then
+    echo "09-shards.sh: data/gpu/ holds GPU results that chapter 9 says" \
+         "do not exist; quote them there" >&2
+    exit 1
+fi
 node="$numbers/09-shards-node.tex"
 : > "$node"
+node_run() {     # node_run GPU NAME LABEL FLAGS: its macros, and its JSON
+    gpu=$1 name=$2 label=$3
+    shift 3
+    $bin/fleet tp --gpu $gpu "$@" --latex ShardNode$name$label >> "$node"
+    $bin/fleet tp --gpu $gpu "$@" --json \
+        --output "$data/09-shards-node-$name$label.json"
+}
 for gpu in h100 h200; do
     name=Hundred
     test $gpu = h100 || name=TwoHundred
-    $bin/fleet tp --gpu $gpu --latex ShardNode${name}Nvlink >> "$node"
-    $bin/fleet tp --gpu $gpu --link nic --latex ShardNode${name}Nic >> "$node"
-    $bin/fleet tp --gpu $gpu --tp 16 --link nic \
-                  --latex ShardNode${name}Sixteen >> "$node"
+    node_run $gpu $name Nvlink
+    node_run $gpu $name Nic --link nic
+    node_run $gpu $name Sixteen --tp 16 --link nic
 done
 awk -v mfu="$mfu" -v q="'" "$formats"'
     FNR == 1 { file++ }
@@ -263,12 +276,13 @@ awk -v mfu="$mfu" -v q="'" "$formats"'
                       "compute by more than it can resolve.", spread(1, t)))
     }' "$data/09-shards-minigpt.json" "$data/09-shards-scaled.json" \
        "$data/09-shards-plan.json" > "$numbers/09-shards-verdict.tex"
-ratio() {        # ratio PREFIX: the comm ÷ compute macro of that run
-    sed -n "s/^\\\\newcommand{\\\\$1CommComputeRatio}{\(.*\)}$/\1/p" "$node"
+ratio() {        # ratio NAME: that run's comm ÷ compute, unrounded
+    awk '$1 == "\"comm_compute_ratio\":" { sub(/,$/, "", $2); print $2 }' \
+        "$data/09-shards-node-$1.json"
 }
 for part in Hundred TwoHundred; do
-    nv=$(ratio ShardNode${part}Nvlink) nic=$(ratio ShardNode${part}Nic)
-    sixteen=$(ratio ShardNode${part}Sixteen)
+    nv=$(ratio ${part}Nvlink) nic=$(ratio ${part}Nic)
+    sixteen=$(ratio ${part}Sixteen)
     test -n "$nv" && test -n "$nic" && test -n "$sixteen"
     awk -v nv="$nv" -v nic="$nic" -v sixteen="$sixteen" -v part=$part '
     BEGIN {
