@@ -40,11 +40,17 @@ PACKAGES := gcc make perl noweb gnuplot-nox texlive-latex-base \
 
 # CUDA is optional: detected here, never required.
 NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-# The CUDA backend (Appendix "The CUDA backend") is compiled wherever nvcc is
-# found, so that it cannot rot, and run by `make gpu-check` on a machine with
-# a GPU. Without nvcc, minigpt links code/cuda/absent.c instead, which
-# refuses --device cuda in one line. NVCC_ARCH=-arch=sm_80 builds for A100s.
-CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+# The CUDA backend (Appendix "The CUDA backend") is compiled wherever nvcc and
+# the toolkit's libraries are found, so that it cannot rot, and run by
+# `make gpu-check` on a machine with a GPU. Without them, minigpt links
+# code/cuda/absent.c instead, which refuses --device cuda in one line.
+# The nvcc on PATH may be a wrapper script, so the toolkit's directory is
+# asked of nvcc itself (its _HERE_ is the real bin directory).
+# NVCC_ARCH=-arch=sm_80 builds for A100s.
+CUDA_HOME := $(if $(NVCC),$(patsubst %/bin,%,$(shell $(NVCC) -dryrun -c -x cu \
+  /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$$ _HERE_=//p')))
+CUDA := $(if $(and $(NVCC),$(wildcard $(CUDA_HOME)/lib64/libcublas.so),\
+          $(wildcard $(CUDA_HOME)/lib64/libcudart.so)),$(CUDA_HOME))
 NVCC_ARCH ?= -arch=sm_90
 NVCCFLAGS := -std=c++17 -O2 $(NVCC_ARCH) -Werror all-warnings \
              -Xcompiler -Wall,-Wextra,-Werror
@@ -67,14 +73,14 @@ OBJ := $(B)/obj
 
 .PHONY: all deps tangle tangle-into index-stream programs runs figures book \
         solutions test check-sanitize bench lab-attention lab-ring lab-tp \
-        gpu-check clean info \
+        gpu-check clean info cuda-backend \
         FORCE
 
 all:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory tangle
 	@$(MAKE) --no-print-directory book solutions $(B)/bin/minigpt-emulated \
-	  $(if $(NVCC),$(GPU_BINS))
+	  $(if $(CUDA),$(GPU_BINS))
 
 # ------------------------------------------------------------------ deps ----
 deps: $(B)/stamp/deps
@@ -191,7 +197,7 @@ $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CC := $(MPICC)
 BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
         $(B)/bin/matmul-bench $(B)/bin/allreduce $(B)/bin/machine
 
-programs: $(BINS) $(B)/bin/minigpt-emulated $(if $(NVCC),$(GPU_BINS))
+programs: $(BINS) $(B)/bin/minigpt-emulated $(if $(CUDA),$(GPU_BINS))
 
 # Objects depend on the flags they were built with, so SANITIZE=1 rebuilds.
 $(OBJ)/cflags: FORCE
@@ -208,10 +214,10 @@ $(B)/bin/fleet: $(FLEET_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(B)/bin/minigpt: $(MINIGPT_OBJ) $(COMM_OBJ) $(COMMON_OBJ) \
-                 $(if $(NVCC),$(OBJ)/cuda/device.o $(OBJ)/cuda/layers.o,\
+                 $(if $(CUDA),$(OBJ)/cuda/device.o $(OBJ)/cuda/layers.o,\
                    $(OBJ)/cuda/absent.o)
 	@mkdir -p $(@D)
-	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) $(if $(NVCC),$(CUDA_LIBS)) -o $@
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) $(if $(CUDA),$(CUDA_LIBS)) -o $@
 
 # The same trainer in double precision, for the sharp gradient check.
 OBJ64 := $(B)/obj-fp64
@@ -360,8 +366,8 @@ $(B)/bin/minigpt-emulated: $(MINIGPT_OBJ) $(COMM_OBJ) $(COMMON_OBJ) \
 # The tangled code is committed, so a GPU machine needs neither noweb nor the
 # book's packages: only a compiler, MPI and CUDA.
 gpu-check:
-	@if [ -z "$(NVCC)" ]; then \
-	  echo "gpu-check: nvcc was not found: this build has no CUDA backend"; \
+	@if [ -z "$(CUDA)" ]; then \
+	  echo "gpu-check: $(if $(NVCC),nvcc is $(NVCC) but libcublas and libcudart were not found under $(CUDA_HOME)/lib64,nvcc was not found): this build has no CUDA backend"; \
 	  exit 2; fi
 	@if command -v notangle > /dev/null; then \
 	  $(MAKE) --no-print-directory tangle; fi
@@ -561,7 +567,13 @@ check-sanitize:
 
 info:
 	@echo "chapters: $(CHAPTERS)"
-	@echo "CUDA:     $(if $(NVCC),$(NVCC) (GPU backends build where a chapter has them),not found (CPU only))"
+	@echo "CUDA:     $(if $(CUDA),toolkit $(CUDA) (the CUDA backend is built),$(if $(NVCC),nvcc $(NVCC) without libcublas/libcudart (CPU only),not found (CPU only)))"
+
+# What the build decided about CUDA, for tests/09-cuda.t: the toolkit's
+# directory when the backend is built, and nvcc when it was found.
+cuda-backend:
+	@echo "CUDA=$(CUDA)"
+	@echo "NVCC=$(NVCC)"
 
 clean:
 	rm -rf $(B)

@@ -7,8 +7,8 @@
 # programs are built, and each one, finding no GPU, says so in one line and
 # exits 2: the GPU runs are then reported skipped, never passed. Where a GPU
 # is found they must pass. Bad flags are refused in one line, once for all
-# ranks. Where nvcc is not found, minigpt --device cuda says this build has
-# no CUDA backend. Run after `make`:  prove -v tests/09-cuda.t
+# ranks. Where nvcc or the toolkit's libraries are not found, minigpt
+# --device cuda says this build has no CUDA backend. Run after `make`:  prove -v tests/09-cuda.t
 use strict;
 use warnings;
 use FindBin;
@@ -21,7 +21,14 @@ my $root = root();
 my $minigpt = "$root/build/bin/minigpt";
 ok(-x $minigpt, 'build/bin/minigpt is built') or BAIL_OUT('run make first');
 my $dir = tempdir(CLEANUP => 1);
-chomp(my $nvcc = `command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null`);
+# What the build decided: nvcc compiles host code wherever it is found; the
+# backend is linked only where the toolkit's libraries were found too.
+my %build = `make -s -C $root --no-print-directory cuda-backend`
+  =~ /^(CUDA|NVCC)=(.*)$/mg;
+my $nvcc = $build{NVCC};
+my $backend = $build{CUDA};
+ok(defined $build{CUDA} && defined $build{NVCC},
+   'make cuda-backend says what the build found');
 
 # ---- the shared arithmetic, on the CPU ----
 my %tolerance = (
@@ -34,7 +41,7 @@ my $source = "$root/code/cuda/elementwise-test.c";
 my @compilers = (['gcc', 'gcc', '-std=c11', '-D_DEFAULT_SOURCE', '-Wall',
                   '-Wextra', '-Werror', '-Wshadow', "-I$root/code/minigpt",
                   $source, '-lm']);
-if ($nvcc) {
+if ($backend) {
     system('cp', $source, "$dir/elementwise-test.cu") == 0 or die "cp: $!";
     push @compilers, ['nvcc', $nvcc, '-std=c++17', "-I$root/code/minigpt",
                       '-Xcompiler', '-Wall,-Wextra,-Werror',
@@ -82,9 +89,10 @@ ok(-x $emulated, 'build/bin/minigpt-emulated is built');
 }
 
 # ---- refusals ----
-if (!$nvcc) {
+if (!$backend) {
   SKIP: {
-    skip('nvcc not found: this build has no CUDA backend', 1);
+    skip('no CUDA toolkit with libcublas and libcudart: this build has no '
+         . 'CUDA backend', 1);
   }
     refused('no backend', qr/this build has no CUDA backend/, $minigpt,
             '--device', 'cuda');
