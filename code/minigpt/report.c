@@ -60,7 +60,7 @@ void report_run(Report *r, const Model *m, const Settings *set,
         if (i != ACT_TENSORS - 1)                   /* not the scratch */
             kept += word * m->act_size[i];
     for (int i = 1; i <= 13; i++)                   /* ln1 .. res3 */
-        per_layer += word * m->act_size[i] / L;
+        per_layer += word * m->act_size[i] / m->shape.chunk_layers;
     double held = (double)m->batch * c.seq;      /* positions held at once */
     double sbh = held * C, as2b = (double)c.heads * c.seq * c.seq * m->batch;
     double flops = s->tally.flops / steps;
@@ -184,13 +184,14 @@ void report_run(Report *r, const Model *m, const Settings *set,
     }
     report_add(r, "pp", FIELD_COUNT, set->mesh.pp);
     if (set->mesh.pp > 1) {
-        char name[64];
+        static char peaks[1024];            /* "4,3,2,1": stage 0's first */
+        size_t at = 0;
+        for (int stage = 0; stage < set->mesh.pp && at < sizeof peaks; stage++)
+            at += (size_t)snprintf(peaks + at, sizeof peaks - at, "%s%d",
+                                   stage > 0 ? "," : "", pipeline_peak(m, stage));
         report_text(r, "schedule", schedule_name((Schedule)set->schedule));
         report_add(r, "chunks", FIELD_COUNT, set->chunks);
-        for (int stage = 0; stage < set->mesh.pp; stage++) {
-            snprintf(name, sizeof name, "peak_in_flight_stage%d", stage);
-            report_add(r, name, FIELD_COUNT, pipeline_peak(m, stage));
-        }
+        report_text(r, "peak_in_flight", peaks);
         report_add(r, "slot_bytes", FIELD_BYTES, pipeline_slot_bytes(m));
     }
 }
@@ -359,17 +360,11 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                 grouped(F("tp_collectives_per_block")).s,
                 grouped(F("tp_bytes_per_block")).s,
                 grouped(F("tp_bytes_per_block_formula")).s);
-    if (set->mesh.pp > 1) {
-        fprintf(out, "pipeline: %d stages, schedule %s; micro-batches in "
-                "flight at most", set->mesh.pp,
-                schedule_name((Schedule)set->schedule));
-        for (int stage = 0; stage < set->mesh.pp; stage++) {
-            char name[64];
-            snprintf(name, sizeof name, "peak_in_flight_stage%d", stage);
-            fprintf(out, "%s %d", stage > 0 ? "," : "", (int)F(name));
-        }
-        fprintf(out, " by stage, %s each\n", bytes_auto(F("slot_bytes")).s);
-    }
+    if (set->mesh.pp > 1)
+        fprintf(out, "pipeline       = %d stages, schedule %s: at most %s "
+                "micro-batches in flight, by stage, %s of activations each\n",
+                set->mesh.pp, schedule_name((Schedule)set->schedule),
+                text_field(r, "peak_in_flight"), bytes_auto(F("slot_bytes")).s);
 #undef F
 }
 static const char *const op_names[OPS] = {
