@@ -360,11 +360,14 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                 grouped(F("tp_collectives_per_block")).s,
                 grouped(F("tp_bytes_per_block")).s,
                 grouped(F("tp_bytes_per_block_formula")).s);
-    if (set->mesh.pp > 1)
-        fprintf(out, "pipeline       = %d stages, schedule %s: at most %s "
-                "micro-batches in flight, by stage, %s of activations each\n",
-                set->mesh.pp, schedule_name((Schedule)set->schedule),
-                text_field(r, "peak_in_flight"), bytes_auto(F("slot_bytes")).s);
+    if (set->mesh.pp > 1) {
+        fprintf(out, "pipeline       = %d stages, schedule %s\n", set->mesh.pp,
+                schedule_name((Schedule)set->schedule));
+        fprintf(out, "  in flight    = at most %s %s, by stage, %s each\n",
+                text_field(r, "peak_in_flight"),
+                set->chunks > 1 ? "chunks of micro-batches" : "micro-batches",
+                bytes_auto(F("slot_bytes")).s);
+    }
 #undef F
 }
 static const char *const op_names[OPS] = {
