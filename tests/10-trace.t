@@ -44,11 +44,12 @@ static int near(double x, double y) { return fabs(x - y) <= 1e-12; }
 
 /* A timeline by Part I's simulator, each op lasting a length of its own
    (jitter != 0) or F = 1, B = 2 (W = 1, B = 1 in zb-h1). */
-static Pipeline simulated(Schedule s, int P, int M, int V, double jitter,
-                          double **seconds)
+static Pipeline simulated_p2p(Schedule s, int P, int M, int V,
+                              double jitter, double p2p, double **seconds)
 {
     Pipeline p = { .schedule = s, .stages = P, .micro_batches = M,
-                   .chunks = V, .backward_ratio = 2, .weight_share = 0.5 };
+                   .chunks = V, .backward_ratio = 2, .weight_share = 0.5,
+                   .p2p_seconds = p2p };
     int n = pipeline_ops_per_stage(&p);
     *seconds = malloc(sizeof **seconds * P * n);
     PipeOp *order = malloc(sizeof *order * n);
@@ -68,6 +69,12 @@ static Pipeline simulated(Schedule s, int P, int M, int V, double jitter,
     return p;
 }
 
+static Pipeline simulated(Schedule s, int P, int M, int V, double jitter,
+                          double **seconds)
+{
+    return simulated_p2p(s, P, M, V, jitter, 0, seconds);
+}
+
 static void unit_checks(void)
 {
     /* GPipe, P = 2, M = 1: stage 0 F [0,1] and B [3,5]; stage 1 F [1,2]
@@ -82,7 +89,7 @@ static void unit_checks(void)
     check("known-span", near(span, 5), span, 5);
     Pipeline g = { .schedule = SCHEDULE_GPIPE, .stages = 2,
                    .micro_batches = 1, .chunks = 1 };
-    double replayed = trace_replay(&g, known);
+    double replayed = trace_replay(&g, known, 0);
     check("known-replay", near(replayed, 0.5), replayed, 0.5);
 
     /* The replay of a simulated timeline is that timeline. */
@@ -99,7 +106,7 @@ static void unit_checks(void)
                 double want = trace_bubble(p.ops, P, p.per_stage, NULL);
                 Pipeline plain = { .schedule = kinds[k], .stages = P,
                                    .micro_batches = M, .chunks = V };
-                double got = trace_replay(&plain, p.ops);
+                double got = trace_replay(&plain, p.ops, 0);
                 char name[64];
                 snprintf(name, sizeof name, "replay-%s-P%d-M%d",
                          schedule_name(kinds[k]), P, M);
@@ -123,6 +130,33 @@ static void unit_checks(void)
                 free(p.ops), free(seconds);
             }
 
+    /* With a transfer time per message: the trace finds it, and the
+       replay with it gives the timeline back. */
+    for (int k = 0; k < 4; k++)
+        for (int P = 2; P <= 4; P++) {
+            int V = kinds[k] == SCHEDULE_INTERLEAVED ? 2 : 1, M = 2 * P;
+            double *seconds;
+            Pipeline p = simulated_p2p(kinds[k], P, M, V, 0.8, 0.25,
+                                       &seconds);
+            double want = trace_bubble(p.ops, P, p.per_stage, NULL);
+            double transfer = trace_transfer(p.ops, P, V, p.per_stage);
+            Pipeline plain = { .schedule = kinds[k], .stages = P,
+                               .micro_batches = M, .chunks = V };
+            double got = trace_replay(&plain, p.ops, transfer);
+            double none = trace_replay(&plain, p.ops, 0);
+            char name[64];
+            snprintf(name, sizeof name, "transfer-%s-P%d",
+                     schedule_name(kinds[k]), P);
+            check(name, fabs(transfer - 0.25) <= 1e-12, transfer, 0.25);
+            snprintf(name, sizeof name, "replay-transfer-%s-P%d",
+                     schedule_name(kinds[k]), P);
+            check(name, fabs(got - want) <= 1e-9, got, want);
+            snprintf(name, sizeof name, "replay-no-transfer-%s-P%d",
+                     schedule_name(kinds[k]), P);
+            check(name, none < want, none, want);
+            free(p.ops), free(seconds);
+        }
+
     /* A stage that starts late (a stolen core) is bubble in the measure,
        not in the replay. */
     double *seconds;
@@ -135,7 +169,7 @@ static void unit_checks(void)
     double late = trace_bubble(p.ops, 2, p.per_stage, NULL);
     Pipeline plain = { .schedule = SCHEDULE_1F1B, .stages = 2,
                        .micro_batches = 4, .chunks = 1 };
-    double again = trace_replay(&plain, p.ops);
+    double again = trace_replay(&plain, p.ops, 0);
     check("late-measured-grows", late > before + 0.05, late, before);
     check("late-replay-removes-it", near(again, before), again, before);
     free(p.ops), free(seconds);

@@ -6,6 +6,12 @@
 #include "trainer.h"
 #include "pipeline_trace.h"
 
+static int ascending(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* 1 - busy / (P x span): the share of P stages' time over the step that
    no stage spent computing. */
 double trace_bubble(const PipeOp *ops, int stages, int per_stage,
@@ -31,7 +37,8 @@ static const PipeOp *measured_op(const PipeOp *ops, int n, const PipeOp *o)
     return NULL;
 }
 
-double trace_replay(const Pipeline *schedule, const PipeOp *ops)
+double trace_replay(const Pipeline *schedule, const PipeOp *ops,
+                    double p2p_seconds)
 {
     Pipeline replay = *schedule;
     int P = replay.stages, n = pipeline_ops_per_stage(&replay), found = 1;
@@ -48,13 +55,54 @@ double trace_replay(const Pipeline *schedule, const PipeOp *ops)
         }
     }
     replay.op_seconds = seconds;       /* each op as long as it took     */
-    replay.p2p_seconds = 0;            /* and nothing else to wait for   */
+    replay.p2p_seconds = p2p_seconds;  /* and nothing else to wait for   */
     replay.ops = NULL;
     double bubble = -1;
     if (found && simulate_pipeline(&replay) == 0)
         bubble = trace_bubble(replay.ops, P, n, NULL);
     free(replay.ops), free(seconds), free(order);
     return bubble;
+}
+/* The op on virtual stage s (chunk s / P of stage s % P) of this kind and
+   micro-batch, among the step's (P, n) ops. */
+static const PipeOp *op_on(const PipeOp *ops, int P, int n, int s,
+                           PipeOpKind kind, int micro_batch)
+{
+    PipeOp want = { kind, micro_batch, s / P, 0, 0 };
+    return measured_op(ops + (s % P) * n, n, &want);
+}
+
+/* The median of the gaps between an op's input leaving the stage that
+   made it and the op's start, over the ops whose stage sat idle waiting
+   for that input; 0 if no stage waited. */
+double trace_transfer(const PipeOp *ops, int P, int V, int n)
+{
+    double *gaps = malloc(sizeof *gaps * (size_t)(P * n));      /* (P n) */
+    if (gaps == NULL)
+        abort();
+    int count = 0;
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < n; i++) {
+            const PipeOp *o = &ops[r * n + i];
+            int s = o->chunk * P + r;
+            int from = o->kind == PIPE_FORWARD ? s - 1
+                     : o->kind == PIPE_BACKWARD ? s + 1 : -1;
+            if (from < 0 || from >= P * V || from % P == r)
+                continue;                  /* no message: data, loss, W */
+            const PipeOp *input = op_on(ops, P, n, from, o->kind,
+                                        o->micro_batch);
+            double idle_since = i > 0 ? ops[r * n + i - 1].end : 0;
+            if (input != NULL && idle_since <= input->end)
+                gaps[count++] = o->start - input->end;
+        }
+    double median = 0;
+    if (count > 0) {
+        qsort(gaps, (size_t)count, sizeof *gaps, ascending);
+        median = count % 2 ? gaps[count / 2]
+                           : (gaps[count / 2 - 1] + gaps[count / 2]) / 2;
+    }
+    free(gaps);
+    return median;
 }
 double trace_theory(const Pipeline *schedule, double weight_share)
 {
@@ -156,7 +204,10 @@ void pipeline_trace_step(PipelineTrace *t, const PipeOp *mine,
     TraceStep *s = &t->steps[t->count++];
     s->step = step;
     s->measured = trace_bubble(t->all, P, t->per_stage, &s->span);
-    s->replayed = trace_replay(&t->schedule, t->all);
+    s->replayed = trace_replay(&t->schedule, t->all, 0);
+    s->transfer = trace_transfer(t->all, P, t->schedule.chunks,
+                                 t->per_stage);
+    s->replayed_transfer = trace_replay(&t->schedule, t->all, s->transfer);
     kind_means(t, s);
     int n = 0;
     for (int r = 0; r < P; r++) {
@@ -206,6 +257,9 @@ void pipeline_trace_report(const PipelineTrace *t, Report *r)
     report_add(r, "trace_steps", FIELD_COUNT, timed);
     report_add(r, "bubble_measured", FIELD_FRACTION, measured);
     report_add(r, "bubble_replayed", FIELD_FRACTION, MEDIAN(replayed));
+    report_add(r, "bubble_replayed_transfers", FIELD_FRACTION,
+               MEDIAN(replayed_transfer));
+    report_add(r, "transfer_seconds", FIELD_REAL, MEDIAN(transfer));
     report_add(r, "bubble_theory", FIELD_FRACTION,
                trace_theory(&t->schedule, share));
     report_add(r, "pipeline_step_seconds_median", FIELD_REAL, MEDIAN(span));
@@ -243,6 +297,9 @@ void pipeline_trace_print(FILE *out, const Report *r)
             counted(T("trace_steps"), "step", "steps").s);
     fprintf(out, "bubble, replayed  = %s %%, each operation's measured "
             "time and no waiting\n", sig(100 * T("bubble_replayed"), 3).s);
+    fprintf(out, "  with transfers  = %s %%, each message taking %s\n",
+            sig(100 * T("bubble_replayed_transfers"), 3).s,
+            duration(T("transfer_seconds")).s);
     fprintf(out, "bubble, formula   = %s %%\n",
             sig(100 * T("bubble_theory"), 3).s);
     fprintf(out, "forward %s, backward %s, weight gradient %s per "

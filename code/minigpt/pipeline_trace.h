@@ -12,6 +12,8 @@ typedef struct {
     int step;             /* the training step                           */
     double measured;      /* 1 - busy / (P x span)                       */
     double replayed;      /* the same for the replay                     */
+    double transfer;      /* s: a message's time between stages          */
+    double replayed_transfer;  /* the replay with that time per message  */
     double span;          /* s: earliest start to latest end             */
     double forward, backward, weight;  /* s: mean duration of each kind  */
     double imbalance;     /* busiest stage's busy time / the mean - 1    */
@@ -65,8 +67,13 @@ int  pipeline_trace_free(PipelineTrace *t);
 double trace_bubble(const PipeOp *ops, int stages, int per_stage,
                     double *span);
 /* The bubble of the schedule run with each op's measured duration and
-   nothing else to wait for; -1 if the ops are not the schedule's. */
-double trace_replay(const Pipeline *schedule, const PipeOp *ops);
+   nothing else to wait for but p2p_seconds per message; -1 if the ops
+   are not the schedule's. */
+double trace_replay(const Pipeline *schedule, const PipeOp *ops,
+                    double p2p_seconds);
+/* A message's time between stages, as the trace shows it (a median). */
+double trace_transfer(const PipeOp *ops, int stages, int chunks,
+                      int per_stage);
 /* The closed form for the schedule, from the measured weight share. */
 double trace_theory(const Pipeline *schedule, double weight_share);
 #endif
