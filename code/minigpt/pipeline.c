@@ -210,15 +210,7 @@ double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
         m->last_piece = 0;
     }
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, s->comm);
-    int *peaks = malloc(sizeof(int) * (size_t)s->stages);
-    if (peaks == NULL)
-        abort();
-    MPI_Allgather(&s->peak, 1, MPI_INT, peaks, 1, MPI_INT, s->comm);
-    for (int r = 0; r < s->stages; r++)
-        if (peaks[r] > s->peaks[r])
-            s->peaks[r] = peaks[r];
-    free(peaks);
-    s->traced++;
+    pipeline_trace_step(&s->trace, s->ops, s->peak, ++s->traced);
     return loss / micro;
 }
 int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds)
@@ -235,15 +227,13 @@ int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds)
                               .chunks = V };
     s->count = pipeline_ops_per_stage(&s->schedule);
     s->ops = malloc(sizeof(PipeOp) * (size_t)s->count);
-    s->peaks = calloc((size_t)P, sizeof(int));
     StageShape shape = { L / P, s->chunk_layers,
                          (s->rank == 0 ? STAGE_EMBEDDINGS : 0)
                          | (s->rank == P - 1 ? STAGE_HEAD : 0) };
-    if (s->ops == NULL || s->peaks == NULL
+    if (s->ops == NULL
         || model_init_stage(m, set->config, &shape, rows, holds,
                             &set->split) != 0) {
         free(s->ops);
-        free(s->peaks);
         free(s);
         return -1;
     }
@@ -267,35 +257,37 @@ int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds)
         slot->deferred = kept > 0 ? slot->acts + m->acts_count : NULL;
         slot->micro_batch = -1;
     }
-    
+    int writer = set->mesh.dp_rank == 0 && set->mesh.tp_rank == 0;
+    if (pipeline_trace_init(&s->trace, &s->schedule, s->comm,
+                            writer ? set->trace : NULL) != 0)
+        return 2;
     return 0;
 }
-void pipeline_free(Model *m)
+int pipeline_free(Model *m)
 {
     PipelineStage *s = m->pp;
     if (s == NULL)
-        return;
+        return 0;
     for (int i = 0; s->slots != NULL && i < s->slot_count; i++)
         free(s->slots[i].acts);
     for (int i = 0; i < s->message_count; i++)
         free(s->messages[i].data);
-    
+    int status = pipeline_trace_free(&s->trace);
     free(s->messages);
     free(s->slots);
     free(s->ops);
-    free(s->peaks);
     free(s);
     m->pp = NULL;
+    return status;
 }
 
-int pipeline_peak(const Model *m, int stage)
+void pipeline_report(const Model *m, Report *r)
 {
-    return m->pp->peaks[stage];
-}
-
-double pipeline_slot_bytes(const Model *m)
-{
-    return m->pp->slot_bytes;
+    PipelineStage *s = m->pp;
+    report_text(r, "schedule", schedule_name(s->schedule.schedule));
+    report_add(r, "chunks", FIELD_COUNT, s->chunks);
+    report_add(r, "slot_bytes", FIELD_BYTES, s->slot_bytes);
+    pipeline_trace_report(&s->trace, r);
 }
 double pipeline_loss(Model *m, const int *inputs, const int *targets,
                      int B)

@@ -3,6 +3,7 @@
 #define PIPELINE_H
 
 #include "trainer.h"
+#include "pipeline_trace.h"
 
 typedef struct {                 /* one micro-batch's pass in flight       */
     int micro_batch, chunk;      /* whose; micro_batch -1 while free        */
@@ -27,11 +28,11 @@ typedef struct PipelineStage {
     Slot *slots;
     int slot_count;              /* allocated: the schedule's peak         */
     int in_use, peak;            /* held now, and the most this step       */
-    int *peaks;                  /* (P) every stage's most, over the steps */
     double slot_bytes;           /* what one slot holds                    */
     Message *messages;           /* the sends, finished or in flight       */
     int message_count;
     size_t message_size;         /* numbers in one: B T C                  */
-    int traced;               /* steps handed to the trace */
+    PipelineTrace trace;
+    int traced;                  /* steps handed to it                     */
 } PipelineStage;
 #endif

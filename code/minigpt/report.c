@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "trainer.h"
+#include "pipeline_trace.h"
 
 static int ascending_seconds(const void *a, const void *b)
 {
@@ -183,17 +184,8 @@ void report_run(Report *r, const Model *m, const Settings *set,
         report_add(r, "activation_bytes_held", FIELD_BYTES, kept);
     }
     report_add(r, "pp", FIELD_COUNT, set->mesh.pp);
-    if (set->mesh.pp > 1) {
-        static char peaks[1024];            /* "4,3,2,1": stage 0's first */
-        size_t at = 0;
-        for (int stage = 0; stage < set->mesh.pp && at < sizeof peaks; stage++)
-            at += (size_t)snprintf(peaks + at, sizeof peaks - at, "%s%d",
-                                   stage > 0 ? "," : "", pipeline_peak(m, stage));
-        report_text(r, "schedule", schedule_name((Schedule)set->schedule));
-        report_add(r, "chunks", FIELD_COUNT, set->chunks);
-        report_text(r, "peak_in_flight", peaks);
-        report_add(r, "slot_bytes", FIELD_BYTES, pipeline_slot_bytes(m));
-    }
+    if (set->mesh.pp > 1)
+        pipeline_report(m, r);
 }
 static const Field *field_named(const Report *r, const char *key)
 {
@@ -363,10 +355,10 @@ void print_run(FILE *out, const Report *r, const char *cpu,
     if (set->mesh.pp > 1) {
         fprintf(out, "pipeline       = %d stages, schedule %s\n", set->mesh.pp,
                 schedule_name((Schedule)set->schedule));
-        fprintf(out, "  in flight    = at most %s %s, by stage, %s each\n",
-                text_field(r, "peak_in_flight"),
-                set->chunks > 1 ? "chunks of micro-batches" : "micro-batches",
-                bytes_auto(F("slot_bytes")).s);
+        fprintf(out, "  slots        = %s of activations per %s in flight\n",
+                bytes_auto(F("slot_bytes")).s, set->chunks > 1
+                ? "chunk of a micro-batch" : "micro-batch");
+        pipeline_trace_print(out, r);
     }
 #undef F
 }
