@@ -164,39 +164,35 @@ double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
     double start = MPI_Wtime();                   /* the common clock */
     for (int i = 0; i < s->count; i++) {
         PipeOp *o = &s->ops[i];
-        o->start = MPI_Wtime() - start;
         int v = virtual_stage(s, o->chunk);
         size_t at = (size_t)o->micro_batch * per * T;  /* its sequences */
         const int *in = v == 0 ? b->inputs + at : NULL;
         const int *tg = v == last_virtual_stage(s) ? b->targets + at : NULL;
         int first = o->chunk * s->chunk_layers;       /* its blocks */
-        if (o->kind == PIPE_FORWARD) {
-            Slot *slot = slot_take(s, o->micro_batch, o->chunk);
-            use_slot(m, slot);
-            if (in == NULL)
-                recv_forward(s, slot, m->acts.encoded);
+        int forward = o->kind == PIPE_FORWARD, backward = o->kind == PIPE_BACKWARD;
+        Slot *slot = forward ? slot_take(s, o->micro_batch, o->chunk)
+                             : slot_of(s, o->micro_batch, o->chunk);
+        use_slot(m, slot);
+        if (forward && in == NULL)                        /* the stream, (B, T, C) */
+            recv_forward(s, slot, m->acts.encoded);
+        if (backward && tg == NULL)                       /* its gradient          */
+            recv_backward(s, slot, m->grad_acts.dres);
+        o->start = MPI_Wtime() - start;
+        if (forward)
             loss += stage_forward(m, in, tg, per, first, s->chunk_layers);
-            if (tg == NULL)
-                send_forward(s, slot, m->acts.res3
-                             + (size_t)(s->chunk_layers - 1) * BTC);
-        } else if (o->kind == PIPE_BACKWARD) {
-            Slot *slot = slot_of(s, o->micro_batch, o->chunk);
-            use_slot(m, slot);
-            if (tg == NULL)
-                recv_backward(s, slot, m->grad_acts.dres);
+        else if (backward)
             stage_backward(m, in, tg, per, share / (real)micro, first,
                            s->chunk_layers);
-            if (in == NULL)
-                send_backward(s, slot, m->grad_acts.dres);
-            if (!zero_bubble)
-                slot_free(s, slot);
-        } else {                                        /* zb-h1's W */
-            Slot *slot = slot_of(s, o->micro_batch, o->chunk);
-            use_slot(m, slot);
+        else                                              /* zb-h1's W */
             stage_weight_backward(m, per, first, s->chunk_layers);
-            slot_free(s, slot);
-        }
         o->end = MPI_Wtime() - start;
+        if (forward && tg == NULL)
+            send_forward(s, slot, m->acts.res3
+                         + (size_t)(s->chunk_layers - 1) * BTC);
+        if (backward && in == NULL)
+            send_backward(s, slot, m->grad_acts.dres);
+        if (o->kind == (zero_bubble ? PIPE_WEIGHT : PIPE_BACKWARD))
+            slot_free(s, slot);
     }
     for (int i = 0; i < s->message_count; i++)
         if (s->messages[i].request != MPI_REQUEST_NULL)
