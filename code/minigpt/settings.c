@@ -207,6 +207,7 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
         }
         {
             int P = set->mesh.pp, V = (int)option_number(o, "--chunks");
+            int runs = P > 1 && !option_given(o, "--print-mesh");  /* a pipeline */
             const char *name = option_text(o, "--schedule");
             set->schedule = schedule_from_name(name);
             set->trace = option_text(o, "--trace");
@@ -229,29 +230,29 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
                          "one chunk per stage", name);
                 return 2;
             }
-            if (P > 1 && set->config.layers % (P * set->chunks) != 0) {
+            if (runs && set->config.layers % (P * set->chunks) != 0) {
                 complain(command, "--layers %d does not split into --pp %d stages "
                          "of %d %s each", set->config.layers, P, set->chunks,
                          set->chunks == 1 ? "part" : "equal chunks");
                 return 2;
             }
-            if (P > 1 && interleaved && set->micro % P != 0) {
+            if (runs && interleaved && set->micro % P != 0) {
                 complain(command, "--schedule interleaved runs micro-batches in "
                          "groups of --pp %d: --micro-batches %d is not a multiple "
                          "of it", P, set->micro);
                 return 2;
             }
-            if (P > 1 && set->mesh.tp > 1) {
+            if (runs && set->mesh.tp > 1) {
                 complain(command, "--tp with --pp: the three axes together are the "
                          "next chapter; give one of them");
                 return 2;
             }
-            if (P > 1 && set->parallel.stage >= 2) {
+            if (runs && set->parallel.stage >= 2) {
                 complain(command, "--zero %d with --pp: a pipeline takes --zero 0 "
                          "or 1", set->parallel.stage);
                 return 2;
             }
-            if (P > 1 && (option_given(o, "--gradcheck")
+            if (runs && (option_given(o, "--gradcheck")
                           || option_given(o, "--dump"))) {
                 complain(command, "--pp %d: --gradcheck and --dump work on one whole "
                          "model; use them without --pp", P);
