@@ -58,7 +58,7 @@ for my $case ([1, 1, 1, 1, []], [2, 1, 1, 2, [qw(--dp 2)]],
       or diag $out;
 }
 
-# Layouts that do not fit the ranks, or the pipeline before its chapter.
+# Layouts that do not fit the ranks.
 for my $case ([2, 'no layout on 2 ranks', qr/--dp 1 disagrees with the 2 ranks/,
                ()],
               [4, 'a product of 6 on 4 ranks',
@@ -68,8 +68,6 @@ for my $case ([2, 'no layout on 2 ranks', qr/--dp 1 disagrees with the 2 ranks/,
                qw(--tp 3)],
               [2, '--tp 2 --dp 2 on 2 ranks', qr/asks for 4 ranks/,
                qw(--tp 2 --dp 2)],
-              [2, '--pp 2 in training', qr/--pp 2: the pipeline comes in a later/,
-               qw(--pp 2)],
               [2, '--tp 0', qr/--tp/, qw(--tp 0)],
               [2, '--pp -1', qr/--pp/, qw(--pp -1)],
               [2, '--dp 0', qr/--dp/, qw(--dp 0)]) {
@@ -88,7 +86,8 @@ for my $case ([2, 'no layout on 2 ranks', qr/--dp 1 disagrees with the 2 ranks/,
     my %norms;
     for my $case (['1 rank', 1], ['--tp 2', 2, qw(--tp 2)],
                   ['--tp 2 --dp 2 --zero 1', 4, qw(--tp 2 --dp 2 --zero 1)],
-                  ['--dp 2 --zero 3', 2, qw(--dp 2 --zero 3)]) {
+                  ['--dp 2 --zero 3', 2, qw(--dp 2 --zero 3)],
+                  ['--pp 2 (Chapter 10)', 2, qw(--pp 2)]) {
         my ($name, $n, @flags) = @$case;
         (my $file = "$dir/$name.csv") =~ s/ /_/g;
         my ($status, undef, $err) = run(mpiexec($n, $minigpt, @train, @flags,

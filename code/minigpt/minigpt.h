@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 
@@ -119,6 +119,16 @@ typedef struct {
     real *b;                 /* a packed panel of B                 */
 } GemmWorkspace;
 
+#include "../common/pipeline_schedule.h"
+
+enum { STAGE_EMBEDDINGS = 1, STAGE_HEAD = 2 };   /* the model's two ends */
+
+typedef struct {          /* the blocks a model holds, and its ends      */
+    int layers;           /* blocks held: L, or a stage's L / P          */
+    int chunk_layers;     /* blocks one pass runs: a chunk, L / (P v)    */
+    unsigned ends;        /* STAGE_EMBEDDINGS, STAGE_HEAD: which it has  */
+} StageShape;
+
 typedef struct {
     ModelConfig config;
     int batch;                       /* B the activations are sized for */
@@ -150,6 +160,12 @@ typedef struct {
     Params (*weights_needed)(void *context, int unit);
     Params (*gradients_needed)(void *context, int unit);
     struct TensorParallel *tp;      /* the tensor-parallel group; NULL: whole */
+    ModelConfig whole;              /* the whole model's shape; config's
+                                       layers are the blocks this one holds */
+    StageShape shape;
+    struct PipelineStage *pp;       /* the pipeline stage; NULL: whole      */
+    real *deferred;                 /* zb-h1: where B keeps the products'
+                                       output gradients for W; NULL: none   */
 } Model;
 
 extern const char *const param_names[PARAM_TENSORS];
@@ -181,6 +197,22 @@ Params unit_view(const Model *m, real *flat, int unit);
 size_t unit_size(const Model *m, int unit);
 /* The t-th pointer of a Params, t in 0 .. PARAM_TENSORS - 1. */
 real **param_tensor(Params *p, int t);
+/* A pipeline stage's part of a model of shape `config`, for batches of
+   `batch`; model_init_split is the shape of every block and both ends. */
+int model_init_stage(Model *m, ModelConfig config, const StageShape *shape,
+                     int batch, unsigned holds,
+                     struct TensorParallel *tp);
+/* zb-h1's W: the products' weight gradients of blocks first .. first +
+   count - 1 from the output gradients B kept in m->deferred. */
+void stage_weight_backward(Model *m, int B, int first, int count);
+/* Point m's activations at a block of acts_count numbers: a slot. */
+void model_use_activations(Model *m, real *block);
+/* The whole model's tensor sizes, for a config of the whole model. */
+void whole_param_sizes(const ModelConfig *c, size_t *size);
+/* A stage's part (params_count) into the whole model's array
+   (whole_params_count), on every rank of the pipeline; and back. */
+void pipeline_gather(const Model *m, const real *local, real *whole);
+void pipeline_scatter(const Model *m, const real *whole, real *local);
 /* C (M, N) = op(A) (M, K) · op(B) (K, N), or += when accumulate is set.
    op(A) is A, or A transposed when trans_a is set; likewise B. */
 void gemm(GemmWorkspace *w, int M, int N, int K,
@@ -229,6 +261,14 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B);
 /* Add the gradient of scale × (mean loss) to m->grads. */
 void model_backward(Model *m, const int *inputs, const int *targets, int B,
                     real scale);
+/* The same for blocks first .. first + count - 1 alone, after the
+   embeddings when inputs is not NULL and before the head and the loss when
+   targets is not NULL (0 is returned without them; backward, m's dres
+   then holds the gradient of the last block's output). */
+double stage_forward(Model *m, const int *inputs, const int *targets,
+                     int B, int first, int count);
+void stage_backward(Model *m, const int *inputs, const int *targets, int B,
+                    real scale, int first, int count);
 typedef struct {
     real lr, beta1, beta2, eps, weight_decay, clip;
 } AdamW;

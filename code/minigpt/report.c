@@ -1,4 +1,4 @@
-/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "trainer.h"
+#include "pipeline_trace.h"
 
 static int ascending_seconds(const void *a, const void *b)
 {
@@ -60,7 +61,7 @@ void report_run(Report *r, const Model *m, const Settings *set,
         if (i != ACT_TENSORS - 1)                   /* not the scratch */
             kept += word * m->act_size[i];
     for (int i = 1; i <= 13; i++)                   /* ln1 .. res3 */
-        per_layer += word * m->act_size[i] / L;
+        per_layer += word * m->act_size[i] / m->shape.chunk_layers;
     double held = (double)m->batch * c.seq;      /* positions held at once */
     double sbh = held * C, as2b = (double)c.heads * c.seq * c.seq * m->batch;
     double flops = s->tally.flops / steps;
@@ -182,6 +183,9 @@ void report_run(Report *r, const Model *m, const Settings *set,
                    8 * bsh * (t - 1) / t * word);
         report_add(r, "activation_bytes_held", FIELD_BYTES, kept);
     }
+    report_add(r, "pp", FIELD_COUNT, set->mesh.pp);
+    if (set->mesh.pp > 1)
+        pipeline_report(m, r);
 }
 static const Field *field_named(const Report *r, const char *key)
 {
@@ -348,6 +352,14 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                 grouped(F("tp_collectives_per_block")).s,
                 grouped(F("tp_bytes_per_block")).s,
                 grouped(F("tp_bytes_per_block_formula")).s);
+    if (set->mesh.pp > 1) {
+        fprintf(out, "pipeline       = %d stages, schedule %s\n", set->mesh.pp,
+                schedule_name((Schedule)set->schedule));
+        fprintf(out, "  slots        = %s of activations per %s in flight\n",
+                bytes_auto(F("slot_bytes")).s, set->chunks > 1
+                ? "chunk of a micro-batch" : "micro-batch");
+        pipeline_trace_print(out, r);
+    }
 #undef F
 }
 static const char *const op_names[OPS] = {
