@@ -295,11 +295,9 @@ void pipeline_trace_report(const PipelineTrace *t, Report *r)
     double weight = MEDIAN(weight);
     double ratio = forward > 0 ? (backward + weight) / forward : 0;
     double share = backward + weight > 0 ? weight / (backward + weight) : 0;
-    double most = 0, order_most = 0;
-    for (int s = 0; s < P; s++) {
+    double most = 0;
+    for (int s = 0; s < P; s++)
         most = fmax(most, (double)t->peak_slots[s] / t->schedule.chunks);
-        order_most = fmax(order_most, t->order_peak[s]);
-    }
     report_add(r, "trace_steps", FIELD_COUNT, timed);
     report_add(r, "bubble_measured", FIELD_FRACTION, measured);
     report_add(r, "bubble_replayed", FIELD_FRACTION, MEDIAN(replayed));
@@ -312,11 +310,9 @@ void pipeline_trace_report(const PipelineTrace *t, Report *r)
     report_add(r, "forward_seconds", FIELD_REAL, forward);
     report_add(r, "backward_seconds", FIELD_REAL, backward);
     report_add(r, "weight_seconds", FIELD_REAL, weight);
-    report_add(r, "backward_ratio", FIELD_REAL, ratio);
     report_add(r, "weight_share", FIELD_FRACTION, share);
     report_add(r, "stage_imbalance", FIELD_FRACTION, MEDIAN(imbalance));
     report_add(r, "peak_inflight", FIELD_REAL, most);
-    report_add(r, "peak_inflight_schedule", FIELD_REAL, order_most);
     report_text(r, "peak_inflight_per_stage", t->peak_text);
     report_text(r, "peak_inflight_schedule_per_stage", t->order_peak_text);
 }
