@@ -335,24 +335,24 @@ static const char *trace_text(const Report *r, const char *key)
 void pipeline_trace_print(FILE *out, const Report *r)
 {
 #define T(key) trace_field(r, key)
-    fprintf(out, "bubble, measured  = 1 - busy / (P x step) = %s %%, the "
-            "median of %s\n", sig(100 * T("bubble_measured"), 3).s,
+    fprintf(out, "bubble         = %s %% measured: 1 − busy ÷ (P × step), "
+            "the median of %s\n", sig(100 * T("bubble_measured"), 3).s,
             counted(T("trace_steps"), "step", "steps").s);
-    fprintf(out, "bubble, replayed  = %s %%, each operation's measured "
-            "time and no waiting\n", sig(100 * T("bubble_replayed"), 3).s);
-    fprintf(out, "  with transfers  = %s %%, each message taking %s\n",
+    fprintf(out, "  replayed     = %s %%: each operation as long as it "
+            "took, no other wait\n", sig(100 * T("bubble_replayed"), 3).s);
+    fprintf(out, "  + transfers  = %s %%: each message taking %s\n",
             sig(100 * T("bubble_replayed_transfers"), 3).s,
             duration(T("transfer_seconds")).s);
-    fprintf(out, "bubble, formula   = %s %%\n",
-            sig(100 * T("bubble_theory"), 3).s);
-    fprintf(out, "forward %s, backward %s, weight gradient %s per "
-            "operation; stages %s %% apart\n",
+    fprintf(out, "  formula      = %s %%\n", sig(100 * T("bubble_theory"), 3).s);
+    fprintf(out, "operations     = forward %s, backward %s",
             duration(T("forward_seconds")).s,
-            duration(T("backward_seconds")).s,
-            duration(T("weight_seconds")).s,
-            sig(100 * T("stage_imbalance"), 3).s);
-    fprintf(out, "peak in flight    = %s measured, %s by the schedule "
-            "(micro-batches, stage by stage)\n",
+            duration(T("backward_seconds")).s);
+    if (T("weight_seconds") > 0)
+        fprintf(out, ", weight gradient %s", duration(T("weight_seconds")).s);
+    fprintf(out, ";\n                 the busiest stage %s %% above the "
+            "mean\n", sig(100 * T("stage_imbalance"), 3).s);
+    fprintf(out, "in flight      = %s measured, %s by the schedule "
+            "(micro-batches, by stage)\n",
             trace_text(r, "peak_inflight_per_stage"),
             trace_text(r, "peak_inflight_schedule_per_stage"));
 #undef T
