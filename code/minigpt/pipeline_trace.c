@@ -142,7 +142,8 @@ double trace_transfer(const PipeOp *ops, int P, int V, int n)
                            : (gaps[count / 2 - 1] + gaps[count / 2]) / 2;
     }
     free(gaps);
-    return median;
+    return fmax(median, 0);      /* never less than nothing, whatever the
+                                    clocks' offsets left over */
 }
 double trace_theory(const Pipeline *schedule, double backward_ratio,
                     double weight_share)
