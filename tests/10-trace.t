@@ -233,7 +233,8 @@ my (undef, @cflags) = split ' ', $flags;
 open my $f, '>', "$dir/trace-test.c" or die;
 print $f $program;
 close $f;
-my @objects = ((grep { !m{/(main|bench)\.o$} } glob "$root/build/obj/minigpt/*.o"),
+my @objects = ((grep { !m{/(main|bench)\.o$} }
+                glob "$root/build/obj/minigpt/*.o"),
                "$root/build/obj/comm/ring.o", "$root/build/obj/comm/mesh.o",
                glob("$root/build/obj/common/*.o"),
                grep { -e } "$root/build/obj/cuda/absent.o");
@@ -276,7 +277,8 @@ for my $P (1, 2, 3) {
        . 'warm-up of 1');
     is($r->{peak_inflight}, $P + 1, "whole trace on $P ranks: the most slots "
        . 'handed over, on stage 0');
-    is($r->{peak_inflight_per_stage}, join(' ', map { $P - $_ + 1 } 0 .. $P - 1),
+    is($r->{peak_inflight_per_stage},
+       join(' ', map { $P - $_ + 1 } 0 .. $P - 1),
        "whole trace on $P ranks: the most slots of each stage");
     is($r->{peak_inflight_schedule_per_stage},
        join(' ', map { $P - $_ > 4 ? 4 : $P - $_ } 0 .. $P - 1),

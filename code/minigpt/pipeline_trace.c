@@ -268,7 +268,7 @@ void pipeline_trace_step(PipelineTrace *t, const PipeOp *mine,
         write_rows(t, step);
 }
 /* The median of one field of the recorded steps, after the warm-up. */
-static double step_median(const PipelineTrace *t, size_t offset,
+static double median_of_steps(const PipelineTrace *t, size_t offset,
                           int *timed)
 {
     RunSummary s = { .steps = t->count };
@@ -284,14 +284,15 @@ static double step_median(const PipelineTrace *t, size_t offset,
         *timed = s.timed;
     return s.timed > 0 ? s.step_median : 0;
 }
-#define MEDIAN(field) step_median(t, offsetof(TraceStep, field), NULL)
+#define MEDIAN(field) median_of_steps(t, offsetof(TraceStep, field), NULL)
 
 void pipeline_trace_report(const PipelineTrace *t, Report *r)
 {
     if (t->rank != 0)
         return;
     int timed = 0, P = t->schedule.stages;
-    double measured = step_median(t, offsetof(TraceStep, measured), &timed);
+    double measured = median_of_steps(t, offsetof(TraceStep, measured),
+                                      &timed);
     double forward = MEDIAN(forward), backward = MEDIAN(backward);
     double weight = MEDIAN(weight);
     double ratio = forward > 0 ? (backward + weight) / forward : 0;
@@ -344,7 +345,8 @@ void pipeline_trace_print(FILE *out, const Report *r)
     fprintf(out, "  + transfers  = %s %%: each message taking %s\n",
             sig(100 * T("bubble_replayed_transfers"), 3).s,
             duration(T("transfer_seconds")).s);
-    fprintf(out, "  formula      = %s %%\n", sig(100 * T("bubble_theory"), 3).s);
+    fprintf(out, "  formula      = %s %%\n",
+            sig(100 * T("bubble_theory"), 3).s);
     fprintf(out, "operations     = forward %s, backward %s",
             duration(T("forward_seconds")).s,
             duration(T("backward_seconds")).s);
