@@ -160,8 +160,7 @@ double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
     double loss = 0.0;
     s->peak = 0;
     m->last_piece = 0;             /* no unit's gradient is final yet */
-    MPI_Barrier(s->comm);
-    double start = MPI_Wtime();                   /* the common clock */
+    double start = pipeline_trace_start(&s->trace);   /* the common clock */
     for (int i = 0; i < s->count; i++) {
         PipeOp *o = &s->ops[i];
         int v = virtual_stage(s, o->chunk);
