@@ -9,11 +9,11 @@
 # how). Then the gradients: the trainer runs the student's order on 2 and
 # on 4 pipeline stages with --verify, which compares the loss, the
 # gradients and one AdamW step with the reference's; a run that does not
-# end in OK fails, and one that hangs is stopped after two minutes. A wrong
-# order can leave a stage waiting for a message that is never sent, so the
-# trainer runs only once the order passes. The last lines read
-# `score: k/8` and `lab-1f1b: OK` or `lab-1f1b: FAIL`; the exit status is 0
-# only if all eight checks pass.
+# end in OK fails, and one that hangs is stopped after two minutes (the
+# checker after one). A wrong order can leave a stage waiting for a message
+# that is never sent, so the trainer runs only once the order passes. The
+# last lines read `score: k/8` and `lab-1f1b: OK` or `lab-1f1b: FAIL`; the
+# exit status is 0 only if all eight checks pass.
 set -u
 dir=$1
 shape="--layers 4 --hidden 32 --heads 4 --seq 16 --vocab 24 --batch 8"
