@@ -227,6 +227,7 @@ pipe SolTenEBInterFive 10-ex5-b-inter5 --pp 4 --micro-batches 8 \
     --schedule interleaved --chunks 5
 pipe SolTenEBZb 10-ex5-b-zb --pp 4 --micro-batches 8 --schedule zb-h1 \
     --weight-share "$shareB"
+quote "$out/10-ex5-b-inter5.txt" 'compute per stage'
 actB="--hidden 5120 --heads 40 --layers 40 --seq 4096 --micro-batch 1 --tp 8
       --sequence-parallel --pp 4 --micro-batches 8"
 $fleet activations $actB --schedule interleaved --chunks 5 --latex SolTenEBMem \
@@ -324,9 +325,12 @@ $fleet pipeline --pp 4 --micro-batches 6 --schedule zb-h1 --trace \
     --output "$out/10-ex8-zb.csv"
 $fleet pipeline --pp 4 --micro-batches 6 --schedule zb-h1 --stages \
     --output "$out/10-ex8-zb-stages.csv"
+$fleet pipeline --pp 4 --micro-batches 6 --schedule 1f1b --stages \
+    --output "$out/10-ex8-1f1b-stages.csv"
 {
     macro SolTenHScore "$(sed -n 's/^score: //p' "$out/10-ex8.txt")"
     macro SolTenHStageOne "$(sed -n 's/^  stage 1: //p' "$out/10-ex8.txt")"
+    macro SolTenHWarmupOne "$(column "$out/10-ex8-1f1b-stages.csv" 1 warmup)"
     macro SolTenHZbStageOne "$(awk -F, '$1 == 1 {
             printf "%s%s%d", n++ ? " " : "", toupper(substr($2, 1, 1)), $3
         }' "$out/10-ex8-zb.csv")"
@@ -335,4 +339,5 @@ $fleet pipeline --pp 4 --micro-batches 6 --schedule zb-h1 --stages \
             "$(column "$out/10-ex8-zb-stages.csv" $r peak_in_flight)"
     done
 } > "$out/10-ex8-derived.tex"
-quote_lines "$out/10-ex8.txt" '^(lab-1f1b|  (PASS|FAIL)|  stage|the order|score)'
+quote_lines "$out/10-ex8.txt" \
+    '^(lab-1f1b|  m = |  (PASS|FAIL)|  stage|the order|order|score)'
