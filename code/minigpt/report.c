@@ -1,4 +1,4 @@
-/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +60,7 @@ void report_run(Report *r, const Model *m, const Settings *set,
         if (i != ACT_TENSORS - 1)                   /* not the scratch */
             kept += word * m->act_size[i];
     for (int i = 1; i <= 13; i++)                   /* ln1 .. res3 */
-        per_layer += word * m->act_size[i] / L;
+        per_layer += word * m->act_size[i] / m->shape.chunk_layers;
     double held = (double)m->batch * c.seq;      /* positions held at once */
     double sbh = held * C, as2b = (double)c.heads * c.seq * c.seq * m->batch;
     double flops = s->tally.flops / steps;
@@ -181,6 +181,18 @@ void report_run(Report *r, const Model *m, const Settings *set,
         report_add(r, "tp_bytes_per_block_formula", FIELD_BYTES,
                    8 * bsh * (t - 1) / t * word);
         report_add(r, "activation_bytes_held", FIELD_BYTES, kept);
+    }
+    report_add(r, "pp", FIELD_COUNT, set->mesh.pp);
+    if (set->mesh.pp > 1) {
+        static char peaks[1024];            /* "4,3,2,1": stage 0's first */
+        size_t at = 0;
+        for (int stage = 0; stage < set->mesh.pp && at < sizeof peaks; stage++)
+            at += (size_t)snprintf(peaks + at, sizeof peaks - at, "%s%d",
+                                   stage > 0 ? "," : "", pipeline_peak(m, stage));
+        report_text(r, "schedule", schedule_name((Schedule)set->schedule));
+        report_add(r, "chunks", FIELD_COUNT, set->chunks);
+        report_text(r, "peak_in_flight", peaks);
+        report_add(r, "slot_bytes", FIELD_BYTES, pipeline_slot_bytes(m));
     }
 }
 static const Field *field_named(const Report *r, const char *key)
@@ -348,6 +360,14 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                 grouped(F("tp_collectives_per_block")).s,
                 grouped(F("tp_bytes_per_block")).s,
                 grouped(F("tp_bytes_per_block_formula")).s);
+    if (set->mesh.pp > 1) {
+        fprintf(out, "pipeline       = %d stages, schedule %s\n", set->mesh.pp,
+                schedule_name((Schedule)set->schedule));
+        fprintf(out, "  in flight    = at most %s %s, by stage, %s each\n",
+                text_field(r, "peak_in_flight"),
+                set->chunks > 1 ? "chunks of micro-batches" : "micro-batches",
+                bytes_auto(F("slot_bytes")).s);
+    }
 #undef F
 }
 static const char *const op_names[OPS] = {
