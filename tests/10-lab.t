@@ -150,6 +150,21 @@ for my $name (sort keys %broken) {
          "broken '$name': the first failing stage is named");
 }
 
+# The trainer the lab builds runs the student's order, not the chapter's:
+# built with the GPipe order above, asked for 1F1B, it holds every
+# micro-batch on both stages (1F1B: 2 on the first, 1 on the last).
+for my $case (['build-lab-1f1b-broken-gpipe', '4,4', "the GPipe order"],
+              ['solutions-10-lab-one_f_one_b', '2,1', "the solution's order"]) {
+    my ($dir, $want, $what) = @$case;
+    my ($s, $json, $e) = run(mpiexec(2, "$root/build/lab/$dir/minigpt-lab",
+        qw(--layers 4 --hidden 32 --heads 4 --seq 16 --vocab 24 --batch 8
+           --pp 2 --schedule 1f1b --micro-batches 4 --steps 1
+           --eval-every 1000 --quiet --json)));
+    is($s, 0, "the lab's trainer trains with $what") or diag($e);
+    like($json, qr/"peak_in_?flight(?:_per_stage)?": "\Q$want\E"/,
+         "... and holds $want micro-batches on its stages");
+}
+
 # A solution that crashes: the checker stops, and the last line says FAIL.
 {
     (my $text = $solution) =~ s{int m = p->micro_batches;}
