@@ -341,3 +341,52 @@ $fleet pipeline --pp 4 --micro-batches 6 --schedule 1f1b --stages \
 } > "$out/10-ex8-derived.tex"
 quote_lines "$out/10-ex8.txt" \
     '^(lab-1f1b|  m = |  (PASS|FAIL)|  stage|the order|order|score)'
+
+# ---------------------------------------------------------------- 10.9 -----
+# The trainer's own slots: one step of the default model with 4 layers on 4
+# stages (one layer each), 8 micro-batches of one sequence, under GPipe,
+# 1F1B and zb-h1; each stage's measured peak of micro-batches in flight and
+# the bytes of one slot, from its JSON. zb-h1 keeps, per layer and
+# micro-batch, the output gradients of the block's four products until W
+# runs: 3C + C + 4C + C = 9C numbers per token. Then --verify of zb-h1.
+layers=4 stages=4
+for s in gpipe:Gpipe 1f1b:OneFOneB zb-h1:Zb; do
+    mpiexec -n $stages "$bin/minigpt" --layers $layers --pp $stages \
+        --schedule ${s%%:*} --micro-batches 8 --steps 1 --eval-every 1000 \
+        --quiet --machine "$1/machine.json" --json \
+        --output "$out/10-ex9-${s%%:*}.json"
+done
+mpiexec -n $stages "$bin/minigpt" --layers $layers --pp $stages \
+    --schedule zb-h1 --micro-batches 8 --verify --output "$out/10-ex9-verify.out"
+grep -q ': OK$' "$out/10-ex9-verify.out"
+{
+    echo "\$ mpiexec -n $stages minigpt --layers $layers --pp $stages \\"
+    echo "      --schedule zb-h1 --micro-batches 8 --verify"
+    grep -E '^verify: (max|after|tolerance)' "$out/10-ex9-verify.out"
+} > "$out/10-ex9-verify.txt"
+rm -f "$out/10-ex9-verify.out"
+# peaks FILE: the peaks in flight by stage, "4,3,2,1", under the name the
+# trainer's report gives them.
+peaks() {
+    sed -n 's/^ *"peak_in_\{0,1\}flight\(_per_stage\)\{0,1\}": "\([0-9,.]*\)",\{0,1\}$/\2/p' \
+        "$1" | head -n 1
+}
+{
+    j="$out/10-ex9-zb-h1.json"
+    b=$(json "$j" micro_batch) tokens=$(json "$j" seq) h=$(json "$j" hidden)
+    macro SolTenIShape "$b, $tokens, $h"
+    macro SolTenIStageLayers "$((layers / stages))"
+    macro SolTenIExtraPredicted "$(grouped "$(calc %d \
+        "9 * $b * $tokens * $h * 4 * $layers / $stages")")"
+    macro SolTenIExtra "$(grouped "$(calc %d "$(json "$j" slot_bytes) \
+        - $(json "$out/10-ex9-1f1b.json" slot_bytes)")")"
+    for s in gpipe:Gpipe 1f1b:OneFOneB zb-h1:Zb; do
+        j="$out/10-ex9-${s%%:*}.json" n="SolTenI${s#*:}"
+        p=$(peaks "$j")
+        test -n "$p"
+        macro "${n}Peaks" "$(echo "$p" | sed 's/,/, /g')"
+        macro "${n}SlotBytes" "$(grouped "$(json "$j" slot_bytes)")"
+        macro "${n}FirstKB" "$(calc %.4g "${p%%,*} * $(json "$j" slot_bytes) / 1e3")"
+        macro "${n}LastKB" "$(calc %.4g "${p##*,} * $(json "$j" slot_bytes) / 1e3")"
+    done
+} > "$out/10-ex9-derived.tex"

@@ -29,8 +29,8 @@ use Test::More;
 
 my $root = root();
 my $sols = "$root/build/solutions";
-ok(-s "$sols/10-ex8-derived.tex", 'the solution script has run (build/solutions/10-*)')
-    or BAIL_OUT('no build/solutions/10-ex8-derived.tex: run make first');
+ok(-s "$sols/10-ex9-derived.tex", 'the solution script has run (build/solutions/10-*)')
+    or BAIL_OUT('no build/solutions/10-ex9-derived.tex: run make first');
 
 my %macro = %{ read_macros("$sols/10-*.tex") };
 sub agrees { return macro_agrees(\%macro, @_) }
@@ -86,11 +86,11 @@ sub in_flight {
         my $j = json("10-ex1-$file");
         is($j->{schedule}, $s, "10.1: $file runs $s");
         ok(abs($j->{bubble} - $want) < 1e-9, "10.1: $s simulated = closed form");
-        agrees("SolTenA${name}Bubble", 100 * $want, "10.1: $file's bubble");
+        agrees("SolTenA${name}Bubble", 100 * $want, "10.1: ${file}'s bubble");
         agrees("SolTenA${name}PeakFirst", in_flight($s, $p, $m, 0, $v),
-               "10.1: $file's first stage's peak");
+               "10.1: ${file}'s first stage's peak");
         agrees("SolTenA${name}PeakLast", in_flight($s, $p, $m, $p - 1, $v),
-               "10.1: $file's last stage's peak");
+               "10.1: ${file}'s last stage's peak");
     }
     is($macro{SolTenAGpipeBubble}, $macro{SolTenAOneFOneBBubble},
        '10.1: GPipe and 1F1B print the same bubble');
@@ -312,6 +312,40 @@ sub in_flight {
         for 1 .. 4;
 }
 
+# ----------------------------------------------------------------- 10.9 ----
+{
+    my ($L, $p, $m) = (4, 4, 8);
+    my %j = map { $_ => json("10-ex9-$_") } qw(gpipe 1f1b zb-h1);
+    my %name = (gpipe => 'Gpipe', '1f1b' => 'OneFOneB', 'zb-h1' => 'Zb');
+    for my $s (sort keys %j) {
+        my $j = $j{$s};
+        is($j->{pp}, $p, "10.9: $s on $p stages");
+        is($j->{schedule}, $s, "10.9: $s is the schedule it ran");
+        my $peaks = $j->{peak_inflight_per_stage} // $j->{peak_in_flight} // '';
+        my @want = map { in_flight($s, $p, $m, $_) } 0 .. $p - 1;
+        is($peaks, join(',', @want), "10.9: $s: the peaks measured, by stage");
+        is($macro{"SolTenI$name{$s}Peaks"}, join(', ', @want), "10.9: $s: printed");
+        agrees("SolTenI$name{$s}SlotBytes", $j->{slot_bytes}, "10.9: $s: a slot's bytes");
+        agrees("SolTenI$name{$s}FirstKB", $want[0] * $j->{slot_bytes} / 1e3,
+               "10.9: $s: the first stage's slots");
+        agrees("SolTenI$name{$s}LastKB", $want[-1] * $j->{slot_bytes} / 1e3,
+               "10.9: $s: the last stage's slots");
+    }
+    is($j{gpipe}{slot_bytes}, $j{'1f1b'}{slot_bytes}, '10.9: GPipe and 1F1B slots are alike');
+    my ($b, $T, $C) = @{ $j{'zb-h1'} }{qw(micro_batch seq hidden)};
+    is($macro{SolTenIShape}, "$b, $T, $C", '10.9: the shapes the run reports');
+    my $extra = 9 * $b * $T * $C * 4 * $L / $p;
+    is($j{'zb-h1'}{slot_bytes} - $j{'1f1b'}{slot_bytes}, $extra,
+       "10.9: zb-h1's slot keeps 9 b s h floats a layer more");
+    agrees('SolTenIExtra', $extra, '10.9: the difference, printed');
+    agrees('SolTenIExtraPredicted', $extra, '10.9: the prediction, printed');
+    cmp_ok(value('SolTenIZbFirstKB'), '>', value('SolTenIOneFOneBFirstKB'),
+           "10.9: zb-h1's first stage holds more than 1F1B's");
+    my $v = slurp("$sols/10-ex9-verify.txt") // '';
+    like($v, qr/^\$ mpiexec -n 4 minigpt --layers 4 --pp 4 \\$/m, '10.9: the command');
+    verify_ok('10.9: zb-h1 --verify', $v);
+}
+
 # ------------------------------------------------- the solution's macros ----
 {
     my $tex = slurp("$root/solutions/10-pipeline.tex") // '';
@@ -360,9 +394,9 @@ SKIP: {
     my $master = slurp("$root/solutions/solutions.tex") // '';
     like($master, qr/^\s*\\input\{solutions\/10-pipeline\.tex\}/m,
          'solutions: solutions/solutions.tex inputs chapter 10');
-    skip 'build/solutions.pdf is older than the chapter 10 solutions', 4 + @items
+    skip 'build/solutions.pdf is older than the chapter 10 solutions', 5 + @items
         unless -s "$root/build/solutions.pdf"
-            && -M "$root/build/solutions.pdf" <= -M "$sols/10-ex8-derived.tex";
+            && -M "$root/build/solutions.pdf" <= -M "$sols/10-ex9-derived.tex";
     my $body = eval { pdf_text("$root/build/solutions.pdf", layout => 0) } // '';
     unlike($body, qr/\?\?/, 'solutions: no unresolved references');
     my @chapters = split /^Pipeline parallelism$/m, $body;
@@ -374,6 +408,7 @@ SKIP: {
     my @parts = split /^(Exercise 10\.\d)$/m, $body;
     for (my $i = 1; $i < $#parts; $i += 2) { $section{ $parts[$i] } = $parts[$i + 1] }
     my %key = ('Exercise 10.2' => $macro{SolTenBOneFOneBSixteenM},
+               'Exercise 10.9' => $macro{SolTenIExtra},
                'Exercise 10.4' => $macro{SolTenDFourShare},
                'Exercise 10.6' => $macro{SolTenFSpeedup});
     for my $heading (sort keys %key) {
