@@ -13,6 +13,8 @@
 #                   grade a student's ring reduce-scatter and all-gather
 #   make lab-tp LAB=file.c
 #                   grade a student's column- and row-parallel linear layers
+#   make lab-1f1b LAB=file.c
+#                   grade a student's 1F1B order of a pipeline stage's operations
 #   make gpu-check GPU_OUT=DIR
 #                   on a machine with nvcc and a GPU: build and run every GPU
 #                   test and benchmark, a log and CSV into DIR (build/gpu)
@@ -73,7 +75,7 @@ OBJ := $(B)/obj
 
 .PHONY: all deps tangle tangle-into index-stream programs runs figures book \
         solutions test check-sanitize bench lab-attention lab-ring lab-tp \
-        gpu-check clean info cuda-backend \
+        lab-1f1b gpu-check clean info cuda-backend \
         FORCE
 
 all:
@@ -319,6 +321,35 @@ lab-tp: $(LAB_TP_OBJ)
 	       "$$([ $$status = 124 ] && echo 'it hung' || echo 'a crash'))"; \
 	  [ $$status -ne 0 ] || status=1; \
 	fi; exit $$status
+
+# The 1F1B lab: the student's order_1f1b (by default the skeleton) in place
+# of the chapter's 1F1B order. The schedule module is compiled with its
+# pipeline_order renamed, and the lab's pipeline_order (lab_order.c) sends
+# SCHEDULE_1F1B to the student's function and every other schedule to the
+# chapter's. grade.sh checks the order on a grid of pipelines, then trains
+# the trainer built with it on 2 and 4 stages with --verify; it exits
+# non-zero unless every check passes.
+LAB_1F1B = $(if $(filter command line environment,$(origin LAB)),$(LAB),\
+             exercises/10-lab/one_f_one_b.c)
+LAB_1F1B_DIR = $(B)/lab/$(subst /,-,$(basename $(LAB_1F1B)))
+LAB_1F1B_COMMON = $(filter-out $(OBJ)/common/pipeline_schedule.o,$(COMMON_OBJ))
+LAB_1F1B_FLAGS = $(CFLAGS) -Icode/common -Iexercises/10-lab
+
+lab-1f1b: $(MINIGPT_OBJ) $(COMM_OBJ) $(LAB_1F1B_COMMON) $(OBJ)/cuda/absent.o
+	@mkdir -p $(LAB_1F1B_DIR)
+	$(CC) $(LAB_1F1B_FLAGS) -c $(LAB_1F1B) -o $(LAB_1F1B_DIR)/student.o
+	$(CC) $(LAB_1F1B_FLAGS) -Dpipeline_order=chapter_pipeline_order \
+	  -c code/common/pipeline_schedule.c -o $(LAB_1F1B_DIR)/schedule.o
+	$(CC) $(LAB_1F1B_FLAGS) -c exercises/10-lab/lab_order.c \
+	  -o $(LAB_1F1B_DIR)/lab_order.o
+	$(CC) $(LAB_1F1B_FLAGS) -c exercises/10-lab/grade.c \
+	  -o $(LAB_1F1B_DIR)/grade.o
+	$(CC) $(LDFLAGS) $(addprefix $(LAB_1F1B_DIR)/,grade.o student.o \
+	  lab_order.o schedule.o) $(LAB_1F1B_COMMON) $(LDLIBS) \
+	  -o $(LAB_1F1B_DIR)/grade
+	$(MPICC) $(LDFLAGS) $(addprefix $(LAB_1F1B_DIR)/,student.o lab_order.o \
+	  schedule.o) $^ $(LDLIBS) -o $(LAB_1F1B_DIR)/minigpt-lab
+	@sh exercises/10-lab/grade.sh $(LAB_1F1B_DIR)
 
 # OpenBLAS is only the yardstick of the benchmark; minigpt does not link it.
 $(B)/bin/matmul-bench: $(OBJ)/minigpt/bench.o $(OBJ)/minigpt/gemm.o \
