@@ -535,6 +535,9 @@ $(B)/book.pdf: chapters/book.tex chapters/preamble.tex chapters/bibliography.tex
                $(B)/tex/chapters.tex $(B)/machine.json $(RUN_STAMPS) $(FIGURES) \
                $(wildcard exercises/*.tex)
 	$(call latex,chapters/book.tex,book)
+	@# The book's text as the tests read it (FleetTest::pdf_text), extracted
+	@# once here rather than by every test that reads the book.
+	@pdftotext -layout -enc UTF-8 $@ $(B)/book.txt
 
 # ------------------------------------------------------------- solutions ----
 SOLUTION_SCRIPTS := $(wildcard solutions/*.sh)
