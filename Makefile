@@ -56,8 +56,11 @@ CUDA := $(if $(and $(NVCC),$(wildcard $(CUDA_HOME)/lib64/libcublas.so),\
 NVCC_ARCH ?= -arch=sm_90
 NVCCFLAGS := -std=c++17 -O2 $(NVCC_ARCH) -Werror all-warnings \
              -Xcompiler -Wall,-Wextra,-Werror
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas \
-             -lcudart -lstdc++
+# cuBLAS is not linked: code/cuda/layers.cu loads it (dlopen) when a GPU
+# program opens the device, through the rpath below, so that a minigpt that
+# never uses a GPU does not pay cuBLAS's start-up on every run.
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart \
+             -ldl -lstdc++
 GPU_BINS := $(B)/bin/gpu-check-layers $(B)/bin/gpu-gemm-bench
 GPU_OUT ?= $(B)/gpu
 
@@ -202,10 +205,17 @@ BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
 programs: $(BINS) $(B)/bin/minigpt-emulated $(if $(CUDA),$(GPU_BINS))
 
 # Objects depend on the flags they were built with, so SANITIZE=1 rebuilds.
+# The stamp is the compiler and its flags (tests read them from it),
+# expanded here once (:=) with the values every object shares: a recipe
+# expands its variables in the context of the target that first asks for
+# its target, and a trainer object's CC and CFLAGS (above) are not a
+# planner object's, so the stamp would flip between the two from one build
+# to the next and rebuild every program, re-measure the machine and rerun
+# every chapter's runs after any edit.
+BUILT_WITH := $(CC) $(CFLAGS) $(LDFLAGS)
 $(OBJ)/cflags: FORCE
 	@mkdir -p $(@D)
-	@echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ \
-	  || echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $@
+	@echo '$(BUILT_WITH)' | cmp -s - $@ || echo '$(BUILT_WITH)' > $@
 
 $(OBJ)/%.o: code/%.c $(OBJ)/cflags
 	@mkdir -p $(@D)
@@ -556,6 +566,9 @@ $(B)/book.pdf: chapters/book.tex chapters/preamble.tex chapters/bibliography.tex
                $(B)/tex/chapters.tex $(B)/machine.json $(RUN_STAMPS) $(FIGURES) \
                $(wildcard exercises/*.tex)
 	$(call latex,chapters/book.tex,book)
+	@# The book's text as the tests read it (FleetTest::pdf_text), extracted
+	@# once here rather than by every test that reads the book.
+	@pdftotext -layout -enc UTF-8 $@ $(B)/book.txt
 
 # ------------------------------------------------------------- solutions ----
 SOLUTION_SCRIPTS := $(wildcard solutions/*.sh)

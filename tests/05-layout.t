@@ -19,7 +19,14 @@ use Test::More;
 my $fleet = root() . '/build/bin/fleet';
 ok(-x $fleet, 'build/bin/fleet exists') or BAIL_OUT('run make first');
 
-sub layouts { return @{ fleet_json('layout', @_)->{layouts} }; }
+# fleet layout's list, read once for each set of flags: the search is
+# deterministic, and the whole list's JSON (megabytes) takes seconds to decode.
+my %layouts;
+sub layouts {
+    my $key = join "\0", @_;
+    $layouts{$key} //= fleet_json('layout', @_)->{layouts};
+    return @{ $layouts{$key} };
+}
 sub best { return (layouts(@_))[0]; }
 
 my ($N, $L, $h, $s, $G, $batch) = (100e9, 55, 12288, 4096, 1024, 2097152);

@@ -124,8 +124,18 @@ for my $cu (qw(layers bench)) {
 for my $bin (qw(gpu-check-layers gpu-gemm-bench)) {
     ok(-x "$root/build/bin/$bin", "build/bin/$bin is built");
 }
+# cuBLAS is loaded when a device is opened, not at every start: no GPU
+# program names it as a library it needs.
+for my $bin (qw(minigpt gpu-check-layers gpu-gemm-bench)) {
+    my ($status, $dynamic) = run('readelf', '-d', "$root/build/bin/$bin");
+    is($status, 0, "readelf reads build/bin/$bin");
+    like($dynamic, qr/\(NEEDED\).*libcudart/, "$bin is linked with the CUDA runtime");
+    unlike($dynamic, qr/\(NEEDED\).*libcublas/, "$bin is not linked with cuBLAS");
+}
 
 # ---- on the GPU, if there is one ----
+# The programs load cuBLAS before they look for a device, so "no CUDA
+# device" also says that cuBLAS and the functions it is asked for were found.
 my ($status, $out, $err) = run("$root/build/bin/gpu-check-layers");
 if ($status == 2 && $err =~ /^gpu-check-layers: (no CUDA device: .*)$/) {
     my $why = $1;

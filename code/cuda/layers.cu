@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dlfcn.h>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cublas_v2.h>
@@ -48,8 +49,56 @@ static unsigned blocks_for(size_t n)
     } while (0)
 
 
+/* The cuBLAS functions this file calls. cublasGemmEx's type is the C
+   declaration's (C++ also sees an inline overload); the cast, never
+   evaluated, checks that the header declares it so. */
+static struct {
+    decltype(&cublasCreate_v2) create;
+    decltype(&cublasDestroy_v2) destroy;
+    decltype(&cublasSetMathMode) set_math_mode;
+    decltype(&cublasGetStatusString) status_string;
+    decltype(&cublasSgemm_v2) sgemm;
+    cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t,
+                              cublasOperation_t, int, int, int,
+                              const void *, const void *, cudaDataType,
+                              int, const void *, cudaDataType, int,
+                              const void *, void *, cudaDataType, int,
+                              cublasComputeType_t, cublasGemmAlgo_t);
+} cublas;
+static_assert(sizeof static_cast<decltype(cublas.gemm_ex)>(&cublasGemmEx)
+              > 0, "cublasGemmEx as the C header declares it");
+
+#define STRING(x) #x
+#define EXPANDED_STRING(x) STRING(x)
+#define FIND(library, pointer, symbol)                                  \
+    ((pointer = reinterpret_cast<decltype(pointer)>(                    \
+          dlsym(library, symbol))) != NULL)
+
+/* 0 once cuBLAS is loaded; otherwise 2 and a one-line reason in why. */
+static int load_cublas(char *why, size_t why_size)
+{
+    static void *library;
+    if (library != NULL)
+        return 0;
+    void *l = dlopen("libcublas.so." EXPANDED_STRING(CUBLAS_VER_MAJOR),
+                     RTLD_NOW | RTLD_LOCAL);
+    if (l == NULL
+        || !(FIND(l, cublas.create, "cublasCreate_v2")
+             && FIND(l, cublas.destroy, "cublasDestroy_v2")
+             && FIND(l, cublas.set_math_mode, "cublasSetMathMode")
+             && FIND(l, cublas.status_string, "cublasGetStatusString")
+             && FIND(l, cublas.sgemm, "cublasSgemm_v2")
+             && FIND(l, cublas.gemm_ex, "cublasGemmEx"))) {
+        snprintf(why, why_size, "cuBLAS: %s", dlerror());
+        return 2;
+    }
+    library = l;
+    return 0;
+}
 int gpu_open(int device, char *why, size_t why_size)
 {
+    if (load_cublas(why, why_size) != 0)
+        return 2;
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
@@ -62,16 +111,16 @@ int gpu_open(int device, char *why, size_t why_size)
     check(cudaSetDevice(device % count));
     check(cudaGetDeviceProperties(&p, device % count));
     snprintf(device_name, sizeof device_name, "%s", p.name);
-    check_blas(cublasCreate(&blas));
+    check_blas(cublas.create(&blas));
     /* fp32 GEMMs in fp32: no silent TF32. */
-    check_blas(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
+    check_blas(cublas.set_math_mode(blas, CUBLAS_DEFAULT_MATH));
     return gpu_status(why, why_size);
 }
 
 void gpu_close(void)
 {
     if (blas != NULL)
-        cublasDestroy(blas);
+        cublas.destroy(blas);
     blas = NULL;
 }
 
@@ -89,7 +138,7 @@ int gpu_status(char *why, size_t why_size)
     }
     if (first_blas_error != CUBLAS_STATUS_SUCCESS) {
         snprintf(why, why_size, "cuBLAS: %s",
-                 cublasGetStatusString(first_blas_error));
+                 cublas.status_string(first_blas_error));
         return 2;
     }
     return 0;
@@ -332,14 +381,14 @@ void gpu_gemm(int M, int N, int K, const void *A, int lda, int trans_a,
     cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (inputs == GPU_FP32)
-        check_blas(cublasSgemm(blas, op_b, op_a, N, M, K, &one,
-                               (const float *)B, ldb, (const float *)A, lda,
-                               &beta, C, ldc));
+        check_blas(cublas.sgemm(blas, op_b, op_a, N, M, K, &one,
+                                (const float *)B, ldb, (const float *)A, lda,
+                                &beta, C, ldc));
     else
-        check_blas(cublasGemmEx(blas, op_b, op_a, N, M, K, &one, B,
-                                CUDA_R_16BF, ldb, A, CUDA_R_16BF, lda, &beta,
-                                C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
-                                CUBLAS_GEMM_DEFAULT));
+        check_blas(cublas.gemm_ex(blas, op_b, op_a, N, M, K, &one, B,
+                                  CUDA_R_16BF, ldb, A, CUDA_R_16BF, lda,
+                                  &beta, C, CUDA_R_32F, ldc,
+                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 /* The layers' GEMMs: fp32 inputs, copied to bf16 first in bf16 mode. */

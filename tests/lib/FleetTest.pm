@@ -10,6 +10,7 @@ use File::Basename qw(dirname);
 use File::Temp ();
 use JSON::PP ();
 use POSIX ();
+use Time::HiRes ();
 use Test::More ();
 use Exporter qw(import);
 our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
@@ -110,10 +111,18 @@ sub line_count { my $n = () = ($_[0] // '') =~ /\n/g; return $n }
 
 # A PDF's text, as UTF-8 bytes, laid out as on the page; with layout => 0,
 # in reading order instead (one heading a line, paragraphs unbroken by
-# columns). Dies if pdftotext fails.
+# columns). Dies if pdftotext fails. The laid-out text of the book, which
+# takes seconds to extract, is the one make extracted (build/book.txt),
+# unless the PDF is newer.
 sub pdf_text {
     my ($pdf, %opt) = @_;
     my @layout = ($opt{layout} // 1) ? ('-layout') : ();
+    (my $extracted = $pdf) =~ s/\.pdf$/.txt/;
+    if (@layout && $extracted ne $pdf && -f $extracted && -f $pdf
+        && (Time::HiRes::stat($extracted))[9] >= (Time::HiRes::stat($pdf))[9]) {
+        my $text = slurp($extracted);
+        return $text if defined $text && $text ne '';
+    }
     my ($status, $text, $err) = run('pdftotext', @layout, '-enc', 'UTF-8',
                                     $pdf, '-');
     die "pdftotext $pdf failed ($status): $err" if $status != 0;
