@@ -21,7 +21,6 @@ double activation_bytes_per_layer(const LayerActivations *a)
 }
 static const char *const recompute_names[] = { "none", "selective", "full" };
 static const char *const attention_names[] = { "flash", "materialized" };
-static const char *const schedule_names[] = { "gpipe", "1f1b", "interleaved" };
 static const char *const schedule_titles[] = { "GPipe", "1F1B", "interleaved" };
 
 /* The index of key in names[0..n), or -1. */
@@ -37,11 +36,6 @@ static int find_name(const char *const *names, int n, const char *key)
 const char *recompute_name(Recompute r)
 {
     return recompute_names[r];
-}
-
-const char *schedule_name(Schedule s)
-{
-    return schedule_names[s];
 }
 static double layers_for_params(const Layout *l, double params)
 {
@@ -242,7 +236,7 @@ static void report_activations(Report *r, const Layout *l,
     int n = layer_variants(a, v);
     report_text(r, "recompute", recompute_names[l->recompute]);
     report_text(r, "attention", attention_names[l->attention]);
-    report_text(r, "schedule", schedule_names[l->schedule]);
+    report_text(r, "schedule", schedule_name(l->schedule));
     report_add(r, "tokens_per_micro_batch", FIELD_COUNT, tokens);
     report_add(r, "sbh", FIELD_SCI, tokens * l->hidden);
     report_add(r, "score_ratio", FIELD_REAL, 5 * l->heads * l->seq / l->hidden);
@@ -368,7 +362,9 @@ int activations_main(int argc, char **argv)
     if (gpu == NULL)
         return 2;
     int recompute = find_name(recompute_names, 3, option_text(options, "--recompute"));
-    int schedule = find_name(schedule_names, 3, option_text(options, "--schedule"));
+    int schedule = schedule_from_name(option_text(options, "--schedule"));
+    if (schedule == SCHEDULE_ZB_H1)
+        schedule = -1;          /* Chapter 5's simulator has it; this model not */
     int attention = find_name(attention_names, 2,
                               option_text(options, "--attention"));
     const char *zero = option_text(options, "--zero");

@@ -3,6 +3,7 @@
 #define FLEET_H
 
 #include "../common/cli.h"
+#include "../common/pipeline_schedule.h"
 
 typedef struct {
     const char *key;          /* "h100", as given to --gpu               */
@@ -143,8 +144,6 @@ typedef struct {
     double cp;                /* context-parallel degree: each GPU holds
                                  s/cp of the queries (0 reads as 1)        */
 } LayerActivations;
-typedef enum { SCHEDULE_GPIPE, SCHEDULE_1F1B, SCHEDULE_INTERLEAVED } Schedule;
-
 /* A layout of the model on the fleet: what gpu_memory and the planner read. */
 typedef struct {
     /* the model */
@@ -192,35 +191,6 @@ typedef struct {
 #define CONTEXT_BYTES_DEFAULT 1e9     /* CUDA context and loaded kernels    */
 #define LIBRARY_BYTES_DEFAULT 0.5e9   /* NCCL's buffers, all communicators  */
 #define FRAGMENTATION_DEFAULT 0.10    /* on top of the live bytes           */
-typedef enum { PIPE_FORWARD, PIPE_BACKWARD } PipeOpKind;
-
-typedef struct {
-    PipeOpKind kind;
-    int micro_batch;          /* 0 .. m-1                                  */
-    int chunk;                /* 0 .. v-1                                  */
-    double start, end;        /* filled in by the simulation               */
-} PipeOp;
-
-typedef struct {
-    /* what is given */
-    Schedule schedule;
-    int stages;               /* p                                         */
-    int micro_batches;        /* m                                         */
-    int chunks;               /* v: 1 unless interleaved                   */
-    double backward_ratio;    /* R: a backward takes R forwards' time      */
-    double p2p_seconds;       /* X: time to send an activation to the next stage */
-    const double *chunk_time; /* forward time of chunk c of stage r at
-                                 [c * p + r], or NULL: every chunk 1/v     */
-    /* the timeline: stage r's operations are ops[r * per_stage ...]       */
-    PipeOp *ops;
-    int per_stage;            /* 2 m v                                     */
-    /* what follows */
-    double step_time;         /* when the last operation ends              */
-    double compute;           /* busy time of one stage: m (1 + R)         */
-    double idle;              /* step_time - compute                       */
-    double bubble;            /* idle ÷ step_time                          */
-    double bubble_over_compute; /* idle ÷ compute                          */
-} Pipeline;
 /* What no formula gives: each a flag of fleet layout, with its reason. */
 typedef struct {
     double compute_efficiency; /* fraction of dense peak the kernels reach  */
@@ -346,11 +316,6 @@ GpuMemory gpu_memory(const Layout *l);
    2 h ffn (GELU) or 3 h ffn (gated); layer norms and biases left out. */
 double params_per_layer(const Layout *l);
 int activations_main(int argc, char **argv);
-/* Fill in p->ops and the times; 0, or -1 if the schedule deadlocks. */
-int simulate_pipeline(Pipeline *p);
-int pipeline_warmup(const Pipeline *p, int r);
-double pipeline_peak_in_flight(const Pipeline *p, int r);
-double bubble_over_compute_closed(Schedule s, double p, double m, double v);
 const char *schedule_name(Schedule s);
 const char *recompute_name(Recompute r);
 void evaluate_plan(Plan *pl, const Fleet *f, const Assumptions *a);
@@ -358,8 +323,8 @@ int compare_plans(const void *x, const void *y);
 double reversal_nic(const Plan *w, const Plan *o, const Fleet *f,
                     const Assumptions *a);
 int pipeline_main(int argc, char **argv);
-/* The schedule named by --schedule (gpipe, 1f1b, interleaved); -1 if
-   unknown, after printing an error that names the flag. */
+/* The schedule named by --schedule (gpipe, 1f1b, interleaved, zb-h1); -1
+   if unknown, after printing an error that names the flag. */
 int find_schedule(const char *command, const char *name);
 int layout_main(int argc, char **argv);
 Text layout_name(const Layout *l);

@@ -32,8 +32,9 @@ static double plan_bubble_over_compute(const Layout *l, double R)
 {
     int P = (int)l->pp, v = (int)l->chunks, L = (int)l->layers;
     if (l->chunks == 1 || L % (P * v) == 0)
-        return bubble_over_compute_closed(l->schedule, l->pp,
-                                          l->micro_batches, l->chunks);
+        return bubble_over_compute_closed(l->schedule, P,
+                                          (int)l->micro_batches, v, R,
+                                          WEIGHT_SHARE_DEFAULT);
     double heaviest = heaviest_stage_layers(l);
     double *time = malloc(sizeof *time * P * v);
     for (int r = 0; r < P; r++) {
@@ -683,6 +684,11 @@ int layout_main(int argc, char **argv)
             complain(command, "--schedule: the planner compares 1f1b and "
                      "interleaved (GPipe holds every micro-batch; see fleet "
                      "pipeline)");
+            return 2;
+        }
+        if (axes.schedule == SCHEDULE_ZB_H1) {
+            complain(command, "--schedule: the planner compares 1f1b and "
+                     "interleaved (zb-h1's timeline: see fleet pipeline)");
             return 2;
         }
     }

@@ -21,6 +21,8 @@ double micro_batches_in_flight(Schedule s, double p, double m, double v,
         return m;
     if (s == SCHEDULE_1F1B)      /* p - r - 1 warm-up forwards, + 1 */
         return fmin(p - r, m);
+    if (s == SCHEDULE_ZB_H1)     /* 1F1B's, each held until its W */
+        return fmin(p, m);
     /* interleaved: Megatron's warm-up of 2(p - r - 1) + (v - 1)p chunks, + 1,
        at most every chunk of every micro-batch; a chunk is 1/v of the stage */
     v = fmax(v, 1);
