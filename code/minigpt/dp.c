@@ -280,7 +280,7 @@ void data_parallel_account(DataParallel *dp)
    checkpoint writes and reads. */
 static int whole_state(const Model *m, Model *whole)
 {
-    return model_init(whole, m->config, 1, HOLDS_WEIGHTS | HOLDS_MOMENTS);
+    return model_init(whole, m->whole, 1, HOLDS_WEIGHTS | HOLDS_MOMENTS);
 }
 
 int data_parallel_save(DataParallel *dp, const char *path,

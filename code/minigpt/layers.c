@@ -91,14 +91,20 @@ void matmul_forward(GemmWorkspace *ws, real *out, const real *in,
                 out[(size_t)n * OC + o] += bias[o];
 }
 
-/* din (N, C) is written; dw (C, OC) and dbias (OC) are added to. */
+/* din (N, C) is written; dw (C, OC) and dbias (OC) are added to. A NULL
+   din or dw skips that half: the input's or the weights' gradient. */
 void matmul_backward(GemmWorkspace *ws, real *din, real *dw, real *dbias,
                      const real *dout, const real *in, const real *w,
                      int N, int C, int OC, double *flops)
 {
-    gemm(ws, N, C, OC, dout, OC, 0, w, OC, 1, din, C, 0);  /* dout W^T */
+    if (din != NULL) {
+        gemm(ws, N, C, OC, dout, OC, 0, w, OC, 1, din, C, 0); /* dout W^T */
+        *flops += 2.0 * N * C * OC;
+    }
+    if (dw == NULL)
+        return;
     gemm(ws, C, OC, N, in, C, 1, dout, OC, 0, dw, OC, 1);  /* x^T dout */
-    *flops += 4.0 * N * C * OC;
+    *flops += 2.0 * N * C * OC;
     if (dbias != NULL)
         for (int n = 0; n < N; n++)
             for (int o = 0; o < OC; o++)

@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/97-cuda.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"
@@ -57,8 +57,8 @@ int main(int argc, char **argv)
           "another --steps or --lr", 0, NULL, 0 },
         { "--tp", OPT_COUNT, 4096, "tensor-parallel ranks, the mesh's innermost "
           "axis", 1, NULL, 0 },
-        { "--pp", OPT_COUNT, 4096, "pipeline stages (1 until the pipeline "
-          "chapter)", 1, NULL, 0 },
+        { "--pp", OPT_COUNT, 4096, "pipeline stages, the mesh's middle axis", 1,
+          NULL, 0 },
         { "--dp", OPT_COUNT, 4096, "data-parallel ranks (--tp × --pp × --dp must "
           "match mpiexec -n)", 1, NULL, 0 },
         { "--print-mesh", OPT_SWITCH, 0, "print each rank's coordinates and "
@@ -77,6 +77,12 @@ int main(int argc, char **argv)
           "process; the CPU is the default", 0, NULL, 0 },
         { "--precision", OPT_NAME, 0, "with --device cuda: fp32, or bf16 GEMM "
           "inputs with fp32 weights and accumulation", 0, "fp32", 0 },
+        { "--schedule", OPT_NAME, 0, "with --pp: gpipe, 1f1b, interleaved or "
+          "zb-h1", 0, "1f1b", 0 },
+        { "--chunks", OPT_COUNT, 64, "with --schedule interleaved: chunks v of "
+          "blocks per stage", 2, NULL, 0 },
+        { "--trace", OPT_PATH, 0, "with --pp: write every operation's start and "
+          "end here (CSV)", 0, NULL, 0 },
         { "--sample", OPT_COUNT, 1e6, "print this many tokens of the language "
           "and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,
@@ -146,9 +152,11 @@ static int run_on_mesh(const char *command, Option *options, Settings set)
     Model model;
     set.split.comm = set.mesh.tp_comm;       /* this rank's part of each */
     set.split.rank = set.mesh.tp_rank;       /* block, Chapter 9's split */
-    if (model_init_split(&model, set.config,
-                         whole ? set.batch : set.batch / set.dp / set.micro,
-                         holds, &set.split) != 0) {
+    int rows = whole ? set.batch : set.batch / set.dp / set.micro;
+    if ((set.mesh.pp > 1                     /* Chapter 10's stages */
+         ? pipeline_model_init(&model, &set, rows, holds)
+         : model_init_split(&model, set.config, rows, holds, &set.split))
+        != 0) {
         complain(command, "cannot allocate this model: --layers, --hidden, "
                  "--seq and --batch ask for more memory than there is");
         return 2;
@@ -186,6 +194,7 @@ static int run_on_mesh(const char *command, Option *options, Settings set)
     else if (status == 0)
         status = train(&model, &lang, &set, &state, options);
     data_parallel_free(&set.parallel);
+    pipeline_free(&model);
     model_free(&model);
     return status;
 }

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 
@@ -119,6 +119,16 @@ typedef struct {
     real *b;                 /* a packed panel of B                 */
 } GemmWorkspace;
 
+#include "../common/pipeline_schedule.h"
+
+enum { STAGE_EMBEDDINGS = 1, STAGE_HEAD = 2 };   /* the model's two ends */
+
+typedef struct {          /* the blocks a model holds, and its ends      */
+    int layers;           /* blocks held: L, or a stage's L / P          */
+    int chunk_layers;     /* blocks one pass runs: a chunk, L / (P v)    */
+    unsigned ends;        /* STAGE_EMBEDDINGS, STAGE_HEAD: which it has  */
+} StageShape;
+
 typedef struct {
     ModelConfig config;
     int batch;                       /* B the activations are sized for */
@@ -150,6 +160,12 @@ typedef struct {
     Params (*weights_needed)(void *context, int unit);
     Params (*gradients_needed)(void *context, int unit);
     struct TensorParallel *tp;      /* the tensor-parallel group; NULL: whole */
+    ModelConfig whole;              /* the whole model's shape; config's
+                                       layers are the blocks this one holds */
+    StageShape shape;
+    struct PipelineStage *pp;       /* the pipeline stage; NULL: whole      */
+    real *deferred;                 /* zb-h1: where B keeps the products'
+                                       output gradients for W; NULL: none   */
 } Model;
 
 extern const char *const param_names[PARAM_TENSORS];
@@ -173,6 +189,22 @@ double seconds_now(void);
 /* Unit u's tensors packed one after another, in tensor order, in a buffer
    of the unit's size. */
 Params unit_packed(const Model *m, real *packed, int unit);
+/* A pipeline stage's part of a model of shape `config`, for batches of
+   `batch`; model_init_split is the shape of every block and both ends. */
+int model_init_stage(Model *m, ModelConfig config, const StageShape *shape,
+                     int batch, unsigned holds,
+                     struct TensorParallel *tp);
+/* zb-h1's W: the products' weight gradients of blocks first .. first +
+   count - 1 from the output gradients B kept in m->deferred. */
+void stage_weight_backward(Model *m, int B, int first, int count);
+/* Point m's activations at a block of acts_count numbers: a slot. */
+void model_use_activations(Model *m, real *block);
+/* The whole model's tensor sizes, for a config of the whole model. */
+void whole_param_sizes(const ModelConfig *c, size_t *size);
+/* A stage's part (params_count) into the whole model's array
+   (whole_params_count), on every rank of the pipeline; and back. */
+void pipeline_gather(const Model *m, const real *local, real *whole);
+void pipeline_scatter(const Model *m, const real *whole, real *local);
 /* Tensor t's part of unit u is count[t] numbers from offset[t] of the flat
    array of N; count[t] is 0 where the tensor has no part in the unit. */
 void unit_layout(const Model *m, int unit, size_t *offset, size_t *count);
@@ -229,6 +261,14 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B);
 /* Add the gradient of scale × (mean loss) to m->grads. */
 void model_backward(Model *m, const int *inputs, const int *targets, int B,
                     real scale);
+/* The same for blocks first .. first + count - 1 alone, after the
+   embeddings when inputs is not NULL and before the head and the loss when
+   targets is not NULL (0 is returned without them; backward, m's dres
+   then holds the gradient of the last block's output). */
+double stage_forward(Model *m, const int *inputs, const int *targets,
+                     int B, int first, int count);
+void stage_backward(Model *m, const int *inputs, const int *targets, int B,
+                    real scale, int first, int count);
 typedef struct {
     real lr, beta1, beta2, eps, weight_decay, clip;
 } AdamW;

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/94-trainer-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +16,16 @@ const char *const act_names[ACT_TENSORS] = {
     "ln2", "ln2_mean", "ln2_rstd", "fch", "fch_gelu", "res3", "lnf",
     "lnf_mean", "lnf_rstd", "probs", "losses", "scratch"
 };
-static void param_sizes(ModelConfig c, int t, size_t *size)
+static void param_sizes(ModelConfig c, int t, unsigned ends, size_t *size)
 {
     size_t V = (size_t)c.vocab, T = (size_t)c.seq, L = (size_t)c.layers;
     size_t C = (size_t)c.hidden, Cl = C / t, Vl = V / t;    /* t-th parts */
+    size_t E = (ends & STAGE_EMBEDDINGS) != 0;   /* 0 where a pipeline */
+    size_t F = (ends & STAGE_HEAD) != 0;         /* stage lacks them   */
     size_t s[PARAM_TENSORS] = {
-        V * C, T * C, L * C, L * C, L * C * 3 * Cl, L * 3 * Cl, L * Cl * C,
-        L * C, L * C, L * C, L * C * 4 * Cl, L * 4 * Cl, L * 4 * Cl * C,
-        L * C, C, C, C * Vl
+        E * V * C, E * T * C, L * C, L * C, L * C * 3 * Cl, L * 3 * Cl,
+        L * Cl * C, L * C, L * C, L * C, L * C * 4 * Cl, L * 4 * Cl,
+        L * 4 * Cl * C, L * C, F * C, F * C, F * C * Vl
     };
     memcpy(size, s, sizeof s);
 }
@@ -109,14 +111,27 @@ int model_init(Model *m, ModelConfig config, int batch, unsigned holds)
 int model_init_split(Model *m, ModelConfig config, int batch,
                      unsigned holds, TensorParallel *tp)
 {
+    StageShape whole = { config.layers, config.layers,
+                         STAGE_EMBEDDINGS | STAGE_HEAD };
+    return model_init_stage(m, config, &whole, batch, holds, tp);
+}
+
+int model_init_stage(Model *m, ModelConfig config, const StageShape *shape,
+                     int batch, unsigned holds, TensorParallel *tp)
+{
     memset(m, 0, sizeof *m);
+    m->whole = config;
+    config.layers = shape->layers;               /* the blocks it holds */
     m->config = config;
+    m->shape = *shape;
     m->batch = batch;
     m->tp = tp;
     int t = model_ways(m);
-    param_sizes(config, t, m->param_size);
+    param_sizes(config, t, shape->ends, m->param_size);
     m->params_count = total(m->param_size, PARAM_TENSORS);
-    act_sizes(config, t, model_sequence_ways(m), batch, m->act_size);
+    ModelConfig pass = config;              /* the blocks one pass runs */
+    pass.layers = shape->chunk_layers;
+    act_sizes(pass, t, model_sequence_ways(m), batch, m->act_size);
     m->acts_count = total(m->act_size, ACT_TENSORS);
     m->grad_acts_count = point_grad_acts(&m->grad_acts, NULL, config, t,
                                          batch);
@@ -222,6 +237,7 @@ typedef struct {             /* block l's slices of the stacked activations */
     const real *x;           /* (B, T, C) the block's input                 */
     real *ln1, *ln1_mean, *ln1_rstd, *qkv, *att, *atty, *res2;
     real *ln2, *ln2_mean, *ln2_rstd, *fch, *fch_gelu, *res3;
+    real *kept_fcproj, *kept_fc, *kept_proj, *kept_qkv;  /* zb-h1's, or NULL */
 } BlockActivations;
 
 static BlockActivations block_activations(Model *m, int l, int B)
@@ -233,6 +249,8 @@ static BlockActivations block_activations(Model *m, int l, int B)
     size_t TT = (size_t)B * (c.heads / t) * c.seq * c.seq;
     size_t Ns = N / (size_t)model_sequence_ways(m);     /* rows held */
     size_t BTCs = Ns * c.hidden, mine = model_sequence_rank(m) * BTCs;
+    real *kept = m->deferred == NULL ? NULL      /* the products' douts */
+               : m->deferred + L * (2 * BTC + 7 * BTCl);
     return (BlockActivations){
         .x = l == 0 ? a->encoded + mine : a->res3 + (L - 1) * BTCs,
         .ln1 = a->ln1 + L * BTC, .ln1_mean = a->ln1_mean + L * Ns,
@@ -245,7 +263,19 @@ static BlockActivations block_activations(Model *m, int l, int B)
         .fch = a->fch + L * 4 * BTCl,                /* (B, T, 4C/t)  */
         .fch_gelu = a->fch_gelu + L * 4 * BTCl,
         .res3 = a->res3 + L * BTCs,
+        .kept_fcproj = kept,                         /* (B, T, C)     */
+        .kept_fc = kept ? kept + BTC : NULL,         /* (B, T, 4C/t)  */
+        .kept_proj = kept ? kept + BTC + 4 * BTCl : NULL,   /* (B, T, C) */
+        .kept_qkv = kept ? kept + 2 * BTC + 4 * BTCl : NULL, /* (B, T, 3C/t) */
     };
+}
+
+/* zb-h1: keep a product's output gradient (n) for the deferred weight
+   gradient; nothing when `to` is NULL. */
+static void keep_for_weights(real *to, const real *dout, size_t n)
+{
+    if (to != NULL)
+        memcpy(to, dout, sizeof(real) * n);
 }
 
 static Params weights_of(Model *m, int unit)
@@ -255,10 +285,11 @@ static Params weights_of(Model *m, int unit)
     return unit_view(m, m->params_memory, unit);
 }
 
-double model_forward(Model *m, const int *inputs, const int *targets, int B)
+double stage_forward(Model *m, const int *inputs, const int *targets,
+                     int B, int first, int count)
 {
     ModelConfig c = m->config;
-    int T = c.seq, C = c.hidden, L = c.layers;
+    int T = c.seq, C = c.hidden;
     int N = B * T;                                   /* positions */
     size_t BTC = (size_t)N * C;
     Activations *a = &m->acts;
@@ -272,12 +303,14 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
     size_t BTCs = (size_t)Ns * C;            /* (Ns, C): this rank's rows */
     size_t mine = (size_t)model_sequence_rank(m) * BTCs;  /* ... from here */
 
-    Params e = weights_of(m, -1);                    /* the embeddings */
-    TIMED(m, OP_EMBED, 0,
-          encoder_forward(a->encoded, inputs, e.wte, e.wpe, B, T, C));
-    for (int l = 0; l < L; l++) {
+    if (inputs != NULL) {
+        Params e = weights_of(m, -1);                /* the embeddings */
+        TIMED(m, OP_EMBED, 0,
+              encoder_forward(a->encoded, inputs, e.wte, e.wpe, B, T, C));
+    }
+    for (int l = first; l < first + count; l++) {
         Params w = weights_of(m, l);                 /* block l's weights */
-        BlockActivations k = block_activations(m, l, B);
+        BlockActivations k = block_activations(m, l - first, B);
         TpTraffic sent = tp_traffic();          /* counted for Chapter 9 */
         TIMED(m, OP_LAYERNORM, 0,
               layernorm_forward(k.ln1 + mine, k.ln1_mean, k.ln1_rstd, k.x, w.ln1_w,
@@ -306,8 +339,10 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
               residual_forward(k.res3, k.res2, a->scratch + mine, BTCs));
         tp_traffic_blocks_add(sent, 0);
     }
-    real *last = a->res3 + (size_t)(L - 1) * BTCs;   /* (B, T, C) */
-    Params h = weights_of(m, L);                     /* final norm, head */
+    if (targets == NULL)
+        return 0.0;
+    real *last = a->res3 + (size_t)(count - 1) * BTCs;   /* (B, T, C) */
+    Params h = weights_of(m, c.layers);              /* final norm, head */
     TIMED(m, OP_LAYERNORM, 0,
           layernorm_forward(a->lnf + mine, a->lnf_mean, a->lnf_rstd, last,
                             h.lnf_w, h.lnf_b, Ns, C));
@@ -321,6 +356,11 @@ double model_forward(Model *m, const int *inputs, const int *targets, int B)
     m->loss = (real)loss;
     return loss;
 }
+
+double model_forward(Model *m, const int *inputs, const int *targets, int B)
+{
+    return stage_forward(m, inputs, targets, B, 0, m->config.layers);
+}
 static void announce(Model *m, int layer);
 
 static Params gradients_of(Model *m, int unit)
@@ -330,8 +370,8 @@ static Params gradients_of(Model *m, int unit)
     return unit_view(m, m->grads_memory, unit);
 }
 
-void model_backward(Model *m, const int *inputs, const int *targets, int B,
-                    real scale)
+void stage_backward(Model *m, const int *inputs, const int *targets, int B,
+                    real scale, int first, int count)
 {
     ModelConfig c = m->config;
     int T = c.seq, C = c.hidden, L = c.layers;
@@ -349,57 +389,108 @@ void model_backward(Model *m, const int *inputs, const int *targets, int B,
     size_t BTCs = (size_t)Ns * C;            /* (Ns, C): this rank's rows */
     size_t mine = (size_t)model_sequence_rank(m) * BTCs;  /* ... from here */
 
-    real *last = a->res3 + (size_t)(L - 1) * BTCs;
-    Params h = weights_of(m, L), dh = gradients_of(m, L);
-    TIMED(m, OP_LOSS, 1,
-          vocab_parallel_crossentropy_backward(g->dlogits, a->probs, targets, N,
-                                               Vl, tp, scale));
-    TIMED(m, OP_MATMUL, 1,
-          column_parallel_backward(&m->pack, g->dtmp, dh.head_w, NULL, g->dlogits,
-                                   a->lnf, h.head_w, N, C, Vl, tp, flops));
-    memset(g->dres, 0, sizeof(real) * BTC);
-    TIMED(m, OP_LAYERNORM, 1,
-          layernorm_backward(g->dres + mine, dh.lnf_w, dh.lnf_b, g->dtmp + mine,
-                             last, h.lnf_w, a->lnf_mean, a->lnf_rstd, Ns, C));
-    announce(m, L);                   /* the head and the final norm are done */
-    for (int l = L - 1; l >= 0; l--) {
-        Params w = weights_of(m, l), dw = gradients_of(m, l);
-        BlockActivations k = block_activations(m, l, B);
-        TpTraffic sent = tp_traffic();
+    if (targets != NULL) {
+        real *last = a->res3 + (size_t)(count - 1) * BTCs;
+        Params h = weights_of(m, L), dh = gradients_of(m, L);
+        TIMED(m, OP_LOSS, 1,
+              vocab_parallel_crossentropy_backward(g->dlogits, a->probs, targets, N,
+                                                   Vl, tp, scale));
         TIMED(m, OP_MATMUL, 1,
-              row_parallel_backward(&m->pack, g->dfch_gelu, dw.fcproj_w, dw.fcproj_b,
+              column_parallel_backward(&m->pack, g->dtmp, dh.head_w, NULL, g->dlogits,
+                                       a->lnf, h.head_w, N, C, Vl, tp, flops));
+        memset(g->dres, 0, sizeof(real) * BTC);
+        TIMED(m, OP_LAYERNORM, 1,
+              layernorm_backward(g->dres + mine, dh.lnf_w, dh.lnf_b, g->dtmp + mine,
+                                 last, h.lnf_w, a->lnf_mean, a->lnf_rstd, Ns, C));
+        announce(m, L);                   /* the head and the final norm are done */
+    }
+    for (int l = first + count - 1; l >= first; l--) {
+        Params w = weights_of(m, l), dw = gradients_of(m, l);
+        BlockActivations k = block_activations(m, l - first, B);
+        TpTraffic sent = tp_traffic();
+        Params dm = m->deferred != NULL ? (Params){ 0 } : dw;  /* the products' */
+        TIMED(m, OP_MATMUL, 1,
+              row_parallel_backward(&m->pack, g->dfch_gelu, dm.fcproj_w, dm.fcproj_b,
                                     g->dres, k.fch_gelu, w.fcproj_w, N, 4 * Cl, C, tp,
                                     flops));
+        keep_for_weights(k.kept_fcproj, g->dres, BTC);
         TIMED(m, OP_GELU, 1, gelu_backward(g->dfch, k.fch, g->dfch_gelu, 4 * BTCl));
         TIMED(m, OP_MATMUL, 1,
-              column_parallel_backward(&m->pack, g->dtmp, dw.fc_w, dw.fc_b, g->dfch,
+              column_parallel_backward(&m->pack, g->dtmp, dm.fc_w, dm.fc_b, g->dfch,
                                        k.ln2, w.fc_w, N, C, 4 * Cl, tp, flops));
+        keep_for_weights(k.kept_fc, g->dfch, 4 * BTCl);
         TIMED(m, OP_LAYERNORM, 1,
               layernorm_backward(g->dres + mine, dw.ln2_w, dw.ln2_b, g->dtmp + mine,
                                  k.res2, w.ln2_w, k.ln2_mean, k.ln2_rstd, Ns, C));
         TIMED(m, OP_MATMUL, 1,
-              row_parallel_backward(&m->pack, g->dtmp, dw.proj_w, dw.proj_b, g->dres,
+              row_parallel_backward(&m->pack, g->dtmp, dm.proj_w, dm.proj_b, g->dres,
                                     k.atty, w.proj_w, N, Cl, C, tp, flops));
+        keep_for_weights(k.kept_proj, g->dres, BTC);
         TIMED(m, OP_ATTENTION, 1,
               attention_backward(g->dqkv, g->datt_row, g->dtmp, k.qkv, k.att, B, T, Cl,
                                  Hl, flops));
         TIMED(m, OP_MATMUL, 1,
-              column_parallel_backward(&m->pack, g->dtmp, dw.qkv_w, dw.qkv_b, g->dqkv,
+              column_parallel_backward(&m->pack, g->dtmp, dm.qkv_w, dm.qkv_b, g->dqkv,
                                        k.ln1, w.qkv_w, N, C, 3 * Cl, tp, flops));
+        keep_for_weights(k.kept_qkv, g->dqkv, 3 * BTCl);
         TIMED(m, OP_LAYERNORM, 1,
               layernorm_backward(g->dres + mine, dw.ln1_w, dw.ln1_b, g->dtmp + mine,
                                  k.x, w.ln1_w, k.ln1_mean, k.ln1_rstd, Ns, C));
         tp_traffic_blocks_add(sent, 1);
         announce(m, l);
     }
+    if (inputs == NULL)
+        return;
     Params de = gradients_of(m, -1);
     g_backward(g->dres, BTC, tp);   /* every rank's rows, when split */
     TIMED(m, OP_EMBED, 1,
           encoder_backward(de.wte, de.wpe, g->dres, inputs, B, T, C));
     announce(m, -1);
 }
+
+void model_backward(Model *m, const int *inputs, const int *targets, int B,
+                    real scale)
+{
+    stage_backward(m, inputs, targets, B, scale, 0, m->config.layers);
+}
 static void announce(Model *m, int unit)
 {
     if (m->gradients_ready != NULL)
         m->gradients_ready(m->hook_context, unit);
+}
+void stage_weight_backward(Model *m, int B, int first, int count)
+{
+    int N = B * m->config.seq, C = m->config.hidden;
+    int Cl = C / model_ways(m);
+    MPI_Comm tp = model_tp_comm(m);
+    double *flops = &m->tally.flops;
+    for (int l = first + count - 1; l >= first; l--) {
+        Params dw = gradients_of(m, l);
+        BlockActivations k = block_activations(m, l - first, B);
+        TIMED(m, OP_MATMUL, 1,                    /* x^T dy, four times */
+              row_parallel_backward(&m->pack, NULL, dw.fcproj_w,
+                                    dw.fcproj_b, k.kept_fcproj, k.fch_gelu,
+                                    NULL, N, 4 * Cl, C, tp, flops));
+        TIMED(m, OP_MATMUL, 1,
+              column_parallel_backward(&m->pack, NULL, dw.fc_w, dw.fc_b,
+                                       k.kept_fc, k.ln2, NULL, N, C, 4 * Cl,
+                                       tp, flops));
+        TIMED(m, OP_MATMUL, 1,
+              row_parallel_backward(&m->pack, NULL, dw.proj_w, dw.proj_b,
+                                    k.kept_proj, k.atty, NULL, N, Cl, C, tp,
+                                    flops));
+        TIMED(m, OP_MATMUL, 1,
+              column_parallel_backward(&m->pack, NULL, dw.qkv_w, dw.qkv_b,
+                                       k.kept_qkv, k.ln1, NULL, N, C, 3 * Cl,
+                                       tp, flops));
+    }
+}
+void model_use_activations(Model *m, real *block)
+{
+    point_acts(&m->acts, block, m->act_size);
+}
+
+void whole_param_sizes(const ModelConfig *c, size_t *size)
+{
+    param_sizes(*c, 1, STAGE_EMBEDDINGS | STAGE_HEAD, size);
 }

@@ -19,7 +19,8 @@ void column_parallel_backward(GemmWorkspace *ws, real *din, real *dw,
     int N, int C, int OCl, MPI_Comm tp, double *flops)
 {
     matmul_backward(ws, din, dw, dbias, dout, in, w, N, C, OCl, flops);
-    f_backward(din, (size_t)N * C, tp);
+    if (din != NULL)                  /* NULL: the weights' half alone */
+        f_backward(din, (size_t)N * C, tp);
 }
 
 /* out (N, OC) = sum over tp of in (N, Cl) · w (Cl, OC), + bias (OC)
@@ -42,6 +43,7 @@ void row_parallel_backward(GemmWorkspace *ws, real *din, real *dw,
     real *dbias, const real *dout, const real *in, const real *w,
     int N, int Cl, int OC, MPI_Comm tp, double *flops)
 {
-    g_backward((real *)dout, (size_t)N * OC, tp);   /* the same, for dout */
+    if (din != NULL)                /* NULL: dout was gathered already */
+        g_backward((real *)dout, (size_t)N * OC, tp);  /* the same, for dout */
     matmul_backward(ws, din, dw, dbias, dout, in, w, N, Cl, OC, flops);
 }

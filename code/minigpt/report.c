@@ -1,4 +1,4 @@
-/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +182,17 @@ void report_run(Report *r, const Model *m, const Settings *set,
                    8 * bsh * (t - 1) / t * word);
         report_add(r, "activation_bytes_held", FIELD_BYTES, kept);
     }
+    report_add(r, "pp", FIELD_COUNT, set->mesh.pp);
+    if (set->mesh.pp > 1) {
+        char name[64];
+        report_text(r, "schedule", schedule_name((Schedule)set->schedule));
+        report_add(r, "chunks", FIELD_COUNT, set->chunks);
+        for (int stage = 0; stage < set->mesh.pp; stage++) {
+            snprintf(name, sizeof name, "peak_in_flight_stage%d", stage);
+            report_add(r, name, FIELD_COUNT, pipeline_peak(m, stage));
+        }
+        report_add(r, "slot_bytes", FIELD_BYTES, pipeline_slot_bytes(m));
+    }
 }
 static const Field *field_named(const Report *r, const char *key)
 {
@@ -348,6 +359,17 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                 grouped(F("tp_collectives_per_block")).s,
                 grouped(F("tp_bytes_per_block")).s,
                 grouped(F("tp_bytes_per_block_formula")).s);
+    if (set->mesh.pp > 1) {
+        fprintf(out, "pipeline: %d stages, schedule %s; micro-batches in "
+                "flight at most", set->mesh.pp,
+                schedule_name((Schedule)set->schedule));
+        for (int stage = 0; stage < set->mesh.pp; stage++) {
+            char name[64];
+            snprintf(name, sizeof name, "peak_in_flight_stage%d", stage);
+            fprintf(out, "%s %d", stage > 0 ? "," : "", (int)F(name));
+        }
+        fprintf(out, " by stage, %s each\n", bytes_auto(F("slot_bytes")).s);
+    }
 #undef F
 }
 static const char *const op_names[OPS] = {

@@ -1,4 +1,4 @@
-/* Tangled from chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -111,11 +111,6 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             complain(command, "%s", layout_why);
             return 2;
         }
-        if (pp > 1 && !option_given(o, "--print-mesh")) {
-            complain(command, "--pp %d: the pipeline comes in a later chapter; "
-                     "this minigpt runs --pp 1", pp);
-            return 2;
-        }
         set->dp = dp;
         set->mesh = (Mesh){ .tp = tp, .pp = pp, .dp = dp };   /* laid out later */
         const char *how = option_text(o, "--allreduce");
@@ -207,6 +202,59 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
                           || option_given(o, "--dump"))) {
                 complain(command, "--tp %d: --gradcheck and --dump work on one whole "
                          "model; use them without --tp", t);
+                return 2;
+            }
+        }
+        {
+            int P = set->mesh.pp, V = (int)option_number(o, "--chunks");
+            const char *name = option_text(o, "--schedule");
+            set->schedule = schedule_from_name(name);
+            set->trace = option_text(o, "--trace");
+            int interleaved = set->schedule == SCHEDULE_INTERLEAVED;
+            set->chunks = interleaved ? V : 1;
+            if (P == 1 && (option_given(o, "--schedule")
+                           || option_given(o, "--chunks")
+                           || option_given(o, "--trace"))) {
+                complain(command, "--schedule, --chunks and --trace are for a "
+                         "pipeline; give --pp 2 or more");
+                return 2;
+            }
+            if (set->schedule < 0) {
+                complain(command, "--schedule: unknown \"%s\" (known: gpipe, 1f1b, "
+                         "interleaved, zb-h1)", name);
+                return 2;
+            }
+            if (option_given(o, "--chunks") && !interleaved) {
+                complain(command, "--chunks is for --schedule interleaved; %s runs "
+                         "one chunk per stage", name);
+                return 2;
+            }
+            if (P > 1 && set->config.layers % (P * set->chunks) != 0) {
+                complain(command, "--layers %d does not split into --pp %d stages "
+                         "of %d %s each", set->config.layers, P, set->chunks,
+                         set->chunks == 1 ? "part" : "equal chunks");
+                return 2;
+            }
+            if (P > 1 && interleaved && set->micro % P != 0) {
+                complain(command, "--schedule interleaved runs micro-batches in "
+                         "groups of --pp %d: --micro-batches %d is not a multiple "
+                         "of it", P, set->micro);
+                return 2;
+            }
+            if (P > 1 && set->mesh.tp > 1) {
+                complain(command, "--tp with --pp: the three axes together are the "
+                         "next chapter; give one of them");
+                return 2;
+            }
+            if (P > 1 && set->parallel.stage >= 2) {
+                complain(command, "--zero %d with --pp: a pipeline takes --zero 0 "
+                         "or 1", set->parallel.stage);
+                return 2;
+            }
+            if (P > 1 && (option_given(o, "--gradcheck")
+                          || option_given(o, "--dump"))) {
+                complain(command, "--pp %d: --gradcheck and --dump work on one whole "
+                         "model; use them without --pp", P);
                 return 2;
             }
         }

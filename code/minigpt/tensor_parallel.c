@@ -329,7 +329,7 @@ double tp_sum_of_squares(const Model *m, const real *local)
 void collect_whole_state(DataParallel *dp, StateKind kind, real *into)
 {
     Model *m = dp->model;
-    if (model_ways(m) == 1) {
+    if (model_ways(m) == 1 && m->pp == NULL) {
         dp->strategy->collect(dp, kind, into);
         return;
     }
@@ -337,21 +337,27 @@ void collect_whole_state(DataParallel *dp, StateKind kind, real *into)
     if (part == NULL)
         abort();
     dp->strategy->collect(dp, kind, part);
-    tp_gather(m, part, into);
+    if (m->pp != NULL)                           /* Chapter 10's stages */
+        pipeline_gather(m, part, into);
+    else
+        tp_gather(m, part, into);
     free(part);
 }
 
 void scatter_whole_state(DataParallel *dp, StateKind kind, const real *whole)
 {
     Model *m = dp->model;
-    if (model_ways(m) == 1) {
+    if (model_ways(m) == 1 && m->pp == NULL) {
         dp->strategy->scatter(dp, kind, whole);
         return;
     }
     real *part = malloc(sizeof(real) * m->params_count);
     if (part == NULL)
         abort();
-    tp_scatter(m, whole, part);
+    if (m->pp != NULL)
+        pipeline_scatter(m, whole, part);
+    else
+        tp_scatter(m, whole, part);
     dp->strategy->scatter(dp, kind, part);
     free(part);
 }
@@ -359,10 +365,13 @@ void scatter_whole_state(DataParallel *dp, StateKind kind, const real *whole)
 void tp_init_weights(const Model *m, real *local, uint64_t seed)
 {
     Model whole;
-    if (model_init(&whole, m->config, 1, HOLDS_WEIGHTS) != 0)
+    if (model_init(&whole, m->whole, 1, HOLDS_WEIGHTS) != 0)
         abort();
     model_init_weights(&whole, whole.params_memory, seed);
-    tp_scatter(m, whole.params_memory, local);
+    if (m->pp != NULL)                           /* a pipeline stage's */
+        pipeline_scatter(m, whole.params_memory, local);
+    else
+        tp_scatter(m, whole.params_memory, local);
     model_free(&whole);
 }
 void tp_sum_sequence_parallel_gradients(Model *m)

@@ -81,9 +81,11 @@ double rank_gradient(Model *m, const Batch *b, Settings *set)
     int share = set->batch / dp->ranks;  /* the sequences this rank computes */
     size_t first = (size_t)dp->rank * share * m->config.seq;
     Batch mine = { b->inputs + first, b->targets + first };
+    real part = (real)share / (real)set->batch;
     data_parallel_begin(dp);
-    double loss = batch_gradient(m, &mine, share, set->micro,
-                                 (real)share / (real)set->batch);
+    double loss = m->pp != NULL                           /* Chapter 10 */
+                ? pipeline_gradient(m, &mine, share, set->micro, part)
+                : batch_gradient(m, &mine, share, set->micro, part);
     data_parallel_combine(dp, &loss);
     tp_sum_sequence_parallel_gradients(m);            /* Chapter 9 */
     return loss;
@@ -122,9 +124,9 @@ double validation_loss(Model *m, const Language *lang, uint64_t seed,
     for (int i = 0; i < VALIDATION_BATCHES; i++) {
         batch_draw(&b, lang, &rng, B, T);
         for (int k = 0; k < pieces; k++)
-            sum += model_forward(m, b.inputs + (size_t)k * m->batch * T,
-                                 b.targets + (size_t)k * m->batch * T,
-                                 m->batch) / pieces;
+            sum += (m->pp != NULL ? pipeline_loss : model_forward)(
+                       m, b.inputs + (size_t)k * m->batch * T,
+                       b.targets + (size_t)k * m->batch * T, m->batch) / pieces;
     }
     batch_free(&b);
     m->tally = saved;

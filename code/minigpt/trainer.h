@@ -1,4 +1,4 @@
-/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #ifndef TRAINER_H
 #define TRAINER_H
 
@@ -21,6 +21,9 @@ typedef struct {
     Mesh mesh;
     DataParallel parallel;
     TensorParallel split;     /* --tp; its group is filled in by the mesh */
+    int schedule;             /* --schedule, a Schedule                   */
+    int chunks;               /* v: --chunks when interleaved, else 1     */
+    const char *trace;        /* --trace, or NULL                         */
 } Settings;
 /* 0 if the paths of the flags can all be used as asked, 2 after one line. */
 int check_state_paths(const char *command, Option *o);
@@ -93,4 +96,20 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                const Settings *set);
 /* Seconds per step by operation, as CSV; 0 on success. */
 int write_profile(const char *path, const Tally *t, int steps);
+/* Chapter 10: this rank's model as its pipeline stage, with the stage's
+   slots; 0, or -1 when memory runs out. */
+int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds);
+/* Nothing when m is not a stage. */
+void pipeline_free(Model *m);
+/* As batch_gradient, through the stages by the schedule; the loss is the
+   same on every stage. */
+double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
+                         real share);
+/* As model_forward, through the stages. */
+double pipeline_loss(Model *m, const int *inputs, const int *targets,
+                     int B);
+/* The most micro-batches a stage held at once, over the steps so far, and
+   the bytes of one slot of this stage. */
+int pipeline_peak(const Model *m, int stage);
+double pipeline_slot_bytes(const Model *m);
 #endif

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,7 +106,7 @@ int verify(Model *m, const Language *lang, Settings *set,
            Option *options)
 {
     int B = set->batch, T = set->config.seq;
-    size_t N = whole_params_count(&m->config);  /* m may hold a part */
+    size_t N = whole_params_count(&m->whole);   /* m may hold a part */
     AdamW opt = adamw_settings(set->lr);
     Batch b;
     Rng rng = training_rng(set->seed);
@@ -183,6 +183,9 @@ static int print_verdict(const Settings *set, Option *options, int ok,
         report_add(&r, "tp", FIELD_COUNT, set->mesh.tp);
         report_add(&r, "sequence_parallel", FIELD_COUNT,
                    set->split.sequence_parallel);
+        report_add(&r, "pp", FIELD_COUNT, set->mesh.pp);
+        report_text(&r, "schedule", schedule_name((Schedule)set->schedule));
+        report_add(&r, "chunks", FIELD_COUNT, set->chunks);
         report_add(&r, "max_dloss", FIELD_SCI, dloss);
         report_add(&r, "max_dgrad", FIELD_SCI, dgrad);
         report_add(&r, "max_dweight", FIELD_SCI, dweight);
@@ -210,6 +213,12 @@ static int print_verdict(const Settings *set, Option *options, int ok,
             fprintf(f, "verify: each block split %d ways by tensor parallelism%s, "
                     "gathered whole to compare\n", set->mesh.tp,
                     set->split.sequence_parallel ? ", and the stream's rows" : "");
+        if (set->mesh.pp > 1)
+            fprintf(f, "verify: the %d blocks in %d pipeline stages%s, schedule %s "
+                    "over %d micro-batches, gathered whole to compare\n",
+                    set->config.layers, set->mesh.pp,
+                    set->chunks > 1 ? " of interleaved chunks" : "",
+                    schedule_name((Schedule)set->schedule), set->micro);
         fprintf(f, "verify: max |dloss| = %.3g, max |dgrad| = %.3g\n", dloss,
                 dgrad);
         fprintf(f, "verify: after one AdamW step, max |dweight| = %.3g, "

@@ -1,0 +1,369 @@
+/* Tangled from chapters/10-pipeline.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pipeline.h"
+
+static int virtual_stage(const PipelineStage *s, int chunk)
+{
+    return chunk * s->stages + s->rank;
+}
+
+static int last_virtual_stage(const PipelineStage *s)
+{
+    return s->stages * s->chunks - 1;
+}
+
+static int rank_of(const PipelineStage *s, int virtual)
+{
+    return virtual % s->stages;
+}
+
+/* direction 0: forward, to virtual stage `to`; 1: backward, to `to`. */
+static int tag_of(const PipelineStage *s, int micro_batch, int to,
+                  int direction)
+{
+    int virtual_stages = s->stages * s->chunks;
+    return ((micro_batch * virtual_stages + to) * 2 + direction) % 32768;
+}
+static void wait_politely(MPI_Request *request)
+{
+    int done = 0;
+    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    while (!done) {
+        struct timespec nap = { 0, 20000 };            /* 20 µs */
+        nanosleep(&nap, NULL);
+        MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    }
+}
+
+static void receive(PipelineStage *s, real *into, size_t n, int from,
+                    int tag)
+{
+    MPI_Request request;
+    MPI_Irecv(into, (int)n, real_type(), rank_of(s, from), tag, s->comm,
+              &request);
+    wait_politely(&request);
+}
+
+/* The output x (B, T, C) of virtual stage `chunk`'s last block, to the
+   next virtual stage. */
+static void send_forward(PipelineStage *s, Slot *slot, const real *x,
+                         size_t n)
+{
+    int to = virtual_stage(s, slot->chunk) + 1;
+    MPI_Isend(x, (int)n, real_type(), rank_of(s, to),
+              tag_of(s, slot->micro_batch, to, 0), s->comm, &slot->sent[0]);
+}
+
+static void recv_forward(PipelineStage *s, const Slot *slot, real *x,
+                         size_t n)
+{
+    int me = virtual_stage(s, slot->chunk);
+    receive(s, x, n, me - 1, tag_of(s, slot->micro_batch, me, 0));
+}
+
+/* The gradient dx (B, T, C) of the chunk's input, to the previous
+   virtual stage. */
+static void send_backward(PipelineStage *s, Slot *slot, const real *dx,
+                          size_t n)
+{
+    int to = virtual_stage(s, slot->chunk) - 1;
+    MPI_Isend(dx, (int)n, real_type(), rank_of(s, to),
+              tag_of(s, slot->micro_batch, to, 1), s->comm, &slot->sent[1]);
+}
+
+static void recv_backward(PipelineStage *s, const Slot *slot, real *dx,
+                          size_t n)
+{
+    int me = virtual_stage(s, slot->chunk);
+    receive(s, dx, n, me + 1, tag_of(s, slot->micro_batch, me, 1));
+}
+static int schedule_peak(const PipelineStage *s)
+{
+    int zero_bubble = s->schedule.schedule == SCHEDULE_ZB_H1;
+    int held = 0, most = 0;
+    for (int i = 0; i < s->count; i++) {
+        PipeOpKind kind = s->ops[i].kind;
+        held += kind == PIPE_FORWARD ? 1
+              : kind == (zero_bubble ? PIPE_WEIGHT : PIPE_BACKWARD) ? -1 : 0;
+        most = held > most ? held : most;
+    }
+    return most;
+}
+
+static Slot *slot_take(PipelineStage *s, int micro_batch, int chunk)
+{
+    for (int i = 0; i < s->slot_count; i++) {
+        Slot *slot = &s->slots[i];
+        if (slot->micro_batch >= 0)
+            continue;
+        for (int k = 0; k < 2; k++)          /* its last sends are done */
+            if (slot->sent[k] != MPI_REQUEST_NULL)
+                wait_politely(&slot->sent[k]);
+        slot->micro_batch = micro_batch;
+        slot->chunk = chunk;
+        if (++s->in_use > s->peak)
+            s->peak = s->in_use;
+        return slot;
+    }
+    abort();              /* cannot be: the slots are the schedule's peak */
+}
+
+static Slot *slot_of(PipelineStage *s, int micro_batch, int chunk)
+{
+    for (int i = 0; i < s->slot_count; i++)
+        if (s->slots[i].micro_batch == micro_batch
+            && s->slots[i].chunk == chunk)
+            return &s->slots[i];
+    abort();              /* cannot be: its forward took one */
+}
+
+static void slot_free(PipelineStage *s, Slot *slot)
+{
+    slot->micro_batch = -1;
+    s->in_use--;
+}
+
+/* The model's passes read and write the slot's activations. */
+static void use_slot(Model *m, const Slot *slot)
+{
+    model_use_activations(m, slot->acts);
+    m->deferred = slot->deferred;
+}
+double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
+                         real share)
+{
+    PipelineStage *s = m->pp;
+    int T = m->config.seq, per = B / micro;
+    size_t BTC = (size_t)per * T * m->config.hidden;   /* (B, T, C) */
+    int zero_bubble = s->schedule.schedule == SCHEDULE_ZB_H1;
+    double loss = 0.0;
+    s->peak = 0;
+    m->last_piece = 0;             /* no unit's gradient is final yet */
+    MPI_Barrier(s->comm);
+    double start = MPI_Wtime();                   /* the common clock */
+    for (int i = 0; i < s->count; i++) {
+        PipeOp *o = &s->ops[i];
+        o->start = MPI_Wtime() - start;
+        int v = virtual_stage(s, o->chunk);
+        size_t at = (size_t)o->micro_batch * per * T;  /* its sequences */
+        const int *in = v == 0 ? b->inputs + at : NULL;
+        const int *tg = v == last_virtual_stage(s) ? b->targets + at : NULL;
+        int first = o->chunk * s->chunk_layers;       /* its blocks */
+        if (o->kind == PIPE_FORWARD) {
+            Slot *slot = slot_take(s, o->micro_batch, o->chunk);
+            use_slot(m, slot);
+            if (in == NULL)
+                recv_forward(s, slot, m->acts.encoded, BTC);
+            loss += stage_forward(m, in, tg, per, first, s->chunk_layers);
+            if (tg == NULL)
+                send_forward(s, slot, m->acts.res3
+                             + (size_t)(s->chunk_layers - 1) * BTC, BTC);
+        } else if (o->kind == PIPE_BACKWARD) {
+            Slot *slot = slot_of(s, o->micro_batch, o->chunk);
+            use_slot(m, slot);
+            if (tg == NULL)
+                recv_backward(s, slot, m->grad_acts.dres, BTC);
+            stage_backward(m, in, tg, per, share / (real)micro, first,
+                           s->chunk_layers);
+            if (in == NULL) {
+                memcpy(slot->dinput, m->grad_acts.dres, sizeof(real) * BTC);
+                send_backward(s, slot, slot->dinput, BTC);
+            }
+            if (!zero_bubble)
+                slot_free(s, slot);
+        } else {                                        /* zb-h1's W */
+            Slot *slot = slot_of(s, o->micro_batch, o->chunk);
+            use_slot(m, slot);
+            stage_weight_backward(m, per, first, s->chunk_layers);
+            slot_free(s, slot);
+        }
+        o->end = MPI_Wtime() - start;
+    }
+    for (int i = 0; i < s->slot_count; i++)
+        for (int k = 0; k < 2; k++)
+            if (s->slots[i].sent[k] != MPI_REQUEST_NULL)
+                wait_politely(&s->slots[i].sent[k]);
+    model_use_activations(m, m->acts_memory);
+    m->deferred = NULL;
+    if (m->gradients_ready != NULL) {
+        m->last_piece = 1;
+        for (int unit = m->config.layers; unit >= -1; unit--)
+            m->gradients_ready(m->hook_context, unit);
+        m->last_piece = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, s->comm);
+    int *peaks = malloc(sizeof(int) * (size_t)s->stages);
+    if (peaks == NULL)
+        abort();
+    MPI_Allgather(&s->peak, 1, MPI_INT, peaks, 1, MPI_INT, s->comm);
+    for (int r = 0; r < s->stages; r++)
+        if (peaks[r] > s->peaks[r])
+            s->peaks[r] = peaks[r];
+    free(peaks);
+    s->traced++;
+    return loss / micro;
+}
+int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds)
+{
+    PipelineStage *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return -1;
+    int P = set->mesh.pp, V = set->chunks, L = set->config.layers;
+    *s = (PipelineStage){ .comm = set->mesh.pp_comm,
+                          .rank = set->mesh.pp_rank, .stages = P,
+                          .chunks = V, .chunk_layers = L / (P * V) };
+    s->schedule = (Pipeline){ .schedule = (Schedule)set->schedule,
+                              .stages = P, .micro_batches = set->micro,
+                              .chunks = V };
+    s->count = pipeline_ops_per_stage(&s->schedule);
+    s->ops = malloc(sizeof(PipeOp) * (size_t)s->count);
+    s->peaks = calloc((size_t)P, sizeof(int));
+    StageShape shape = { L / P, s->chunk_layers,
+                         (s->rank == 0 ? STAGE_EMBEDDINGS : 0)
+                         | (s->rank == P - 1 ? STAGE_HEAD : 0) };
+    if (s->ops == NULL || s->peaks == NULL
+        || model_init_stage(m, set->config, &shape, rows, holds,
+                            &set->split) != 0) {
+        free(s->ops);
+        free(s->peaks);
+        free(s);
+        return -1;
+    }
+    m->pp = s;
+    pipeline_order(&s->schedule, s->rank, s->ops);
+    size_t BTC = (size_t)rows * set->config.seq * set->config.hidden;
+    size_t kept = s->schedule.schedule != SCHEDULE_ZB_H1 ? 0  /* 2C + 7C */
+                : (size_t)shape.layers * 9 * BTC;
+    size_t count = m->acts_count + kept + BTC;
+    s->slot_count = schedule_peak(s);
+    s->slot_bytes = sizeof(real) * (double)count;
+    s->slots = calloc((size_t)s->slot_count, sizeof(Slot));
+    if (s->slots == NULL)
+        return -1;
+    for (int i = 0; i < s->slot_count; i++) {
+        Slot *slot = &s->slots[i];
+        slot->acts = calloc(count, sizeof(real));
+        if (slot->acts == NULL)
+            return -1;
+        slot->deferred = kept > 0 ? slot->acts + m->acts_count : NULL;
+        slot->dinput = slot->acts + m->acts_count + kept;
+        slot->micro_batch = -1;
+        slot->sent[0] = slot->sent[1] = MPI_REQUEST_NULL;
+    }
+    
+    return 0;
+}
+void pipeline_free(Model *m)
+{
+    PipelineStage *s = m->pp;
+    if (s == NULL)
+        return;
+    for (int i = 0; s->slots != NULL && i < s->slot_count; i++)
+        free(s->slots[i].acts);
+    
+    free(s->slots);
+    free(s->ops);
+    free(s->peaks);
+    free(s);
+    m->pp = NULL;
+}
+
+int pipeline_peak(const Model *m, int stage)
+{
+    return m->pp->peaks[stage];
+}
+
+double pipeline_slot_bytes(const Model *m)
+{
+    return m->pp->slot_bytes;
+}
+double pipeline_loss(Model *m, const int *inputs, const int *targets,
+                     int B)
+{
+    PipelineStage *s = m->pp;
+    size_t BTC = (size_t)B * m->config.seq * m->config.hidden;
+    Slot *slot = &s->slots[0];            /* for its tags and requests */
+    double loss = 0.0;
+    for (int c = 0; c < s->chunks; c++) {
+        int v = virtual_stage(s, c), last = v == last_virtual_stage(s);
+        slot->micro_batch = 0;
+        slot->chunk = c;
+        if (v > 0)
+            recv_forward(s, slot, m->acts.encoded, BTC);
+        double l = stage_forward(m, v == 0 ? inputs : NULL,
+                                 last ? targets : NULL, B,
+                                 c * s->chunk_layers, s->chunk_layers);
+        if (last)
+            loss = l;
+        else {
+            send_forward(s, slot, m->acts.res3
+                         + (size_t)(s->chunk_layers - 1) * BTC, BTC);
+            wait_politely(&slot->sent[0]);
+        }
+    }
+    slot->micro_batch = -1;
+    MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, s->comm);
+    return loss;
+}
+static void stage_placement(const Model *m, RunVisitor visit,
+                            void *context)
+{
+    const PipelineStage *s = m->pp;
+    size_t whole[PARAM_TENSORS], whole_at = 0, local_at = 0;
+    whole_param_sizes(&m->whole, whole);
+    for (int t = 0; t < PARAM_TENSORS; t++) {
+        int per_layer = t >= 2 && t <= 13;
+        size_t slice = per_layer ? whole[t] / (size_t)m->whole.layers
+                                 : m->param_size[t];
+        for (int j = 0; per_layer && j < m->config.layers; j++) {
+            int chunk = j / s->chunk_layers;
+            size_t l = (size_t)virtual_stage(s, chunk) * s->chunk_layers
+                     + (size_t)(j % s->chunk_layers);
+            Run run = { t, whole_at + l * slice,
+                        local_at + (size_t)j * slice, slice, 0 };
+            visit(context, &run);
+        }
+        if (!per_layer && slice > 0) {
+            Run run = { t, whole_at, local_at, slice, 0 };
+            visit(context, &run);
+        }
+        whole_at += whole[t];
+        local_at += m->param_size[t];
+    }
+}
+
+typedef struct {
+    const real *from;
+    real *to;
+    int gather;              /* 1: stage to whole; 0: whole to stage */
+} StageCopy;
+
+static void copy_stage_run(void *context, const Run *run)
+{
+    StageCopy *c = context;
+    if (c->gather)
+        memcpy(c->to + run->whole, c->from + run->local,
+               sizeof(real) * run->count);
+    else
+        memcpy(c->to + run->local, c->from + run->whole,
+               sizeof(real) * run->count);
+}
+
+void pipeline_gather(const Model *m, const real *local, real *whole)
+{
+    size_t n = whole_params_count(&m->whole);
+    memset(whole, 0, sizeof(real) * n);
+    StageCopy c = { local, whole, 1 };
+    stage_placement(m, copy_stage_run, &c);
+    MPI_Allreduce(MPI_IN_PLACE, whole, (int)n, real_type(), MPI_SUM,
+                  m->pp->comm);
+}
+
+void pipeline_scatter(const Model *m, const real *whole, real *local)
+{
+    StageCopy c = { whole, local, 0 };
+    stage_placement(m, copy_stage_run, &c);
+}

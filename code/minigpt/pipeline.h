@@ -1,0 +1,31 @@
+/* Tangled from chapters/10-pipeline.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
+#ifndef PIPELINE_H
+#define PIPELINE_H
+
+#include "trainer.h"
+
+typedef struct {                 /* one micro-batch's pass in flight       */
+    int micro_batch, chunk;      /* whose; micro_batch -1 while free        */
+    real *acts;                  /* (acts_count) the chunk's activations   */
+    real *deferred;              /* zb-h1: (L/P, B, T, 2C + 7C) the
+                                    products' output gradients; or NULL    */
+    real *dinput;                /* (B, T, C) the gradient sent upstream   */
+    MPI_Request sent[2];         /* its send_forward and send_backward     */
+} Slot;
+
+typedef struct PipelineStage {
+    MPI_Comm comm;               /* the mesh's pipeline axis               */
+    int rank, stages;            /* r and P                                */
+    int chunks, chunk_layers;    /* v, and the L / (P v) blocks of each    */
+    Pipeline schedule;           /* P, m, v and which schedule             */
+    PipeOp *ops;                 /* this stage's operations, in order,
+                                    timed by the last step                 */
+    int count;                   /* how many: pipeline_ops_per_stage       */
+    Slot *slots;
+    int slot_count;              /* allocated: the schedule's peak         */
+    int in_use, peak;            /* held now, and the most this step       */
+    int *peaks;                  /* (P) every stage's most, over the steps */
+    double slot_bytes;           /* what one slot holds                    */
+    int traced;               /* steps handed to the trace */
+} PipelineStage;
+#endif
