@@ -1,6 +1,7 @@
 # Tangled from chapters/98c-pipeline-runs.nw; edit the chapter, not this file.
 # Activations held at the peak on each stage, GPipe, 1F1B and zb-h1.
 set datafile separator ','
+set datafile columnheaders
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 1.0 border lc rgb '#ffffff'
