@@ -191,7 +191,8 @@ double pipeline_peak_in_flight(const Pipeline *p, int r)
     return (double)most / p->chunks;
 }
 /* A stage's idle time and its compute by the closed forms, in forward
-   times: F = 1, B = R (zb-h1: B = (1 - w) R and W = w R). */
+   times: F = 1, B = R (zb-h1: B = (1 - w) R and W = w R, and the fill
+   (p - 1) F or the drain (p - 1) B when either is longer). */
 static void closed_times(Schedule s, int p, int m, int v,
                          double backward_ratio, double weight_share,
                          double *idle, double *compute)
@@ -201,7 +202,7 @@ static void closed_times(Schedule s, int p, int m, int v,
         W = weight_share * backward_ratio, B -= W;
     *compute = m * (F + B + W);
     *idle = s == SCHEDULE_INTERLEAVED ? (p - 1) * (F + B) / v
-          : s == SCHEDULE_ZB_H1 ? (p - 1) * (F + B - W)
+          : s == SCHEDULE_ZB_H1 ? (p - 1) * fmax(F + B - W, fmax(F, B))
           : (p - 1) * (F + B);
 }
 

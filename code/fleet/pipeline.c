@@ -20,12 +20,13 @@ static void print_closed_form(FILE *out, const Pipeline *p)
     } else if (p->schedule == SCHEDULE_ZB_H1) {
         double W = p->weight_share * p->backward_ratio;
         double B = p->backward_ratio - W;
-        fprintf(out, "closed form       = (p − 1)(F + B − W) / "
-                "(m (F + B + W) + (p − 1)(F + B − W))%s\n"
+        double idle = (P - 1) * fmax(1 + B - W, fmax(1, B));
+        fprintf(out, "closed form       = %s / (m (F + B + W) + idle)%s\n"
                 "                  = %s/%s = %s %% of the step, %s %% of "
-                "compute\n", m >= P ? "" : ", for m ≥ p only",
-                sig((P - 1) * (1 + B - W), 4).s,
-                sig(m * (1 + B + W) + (P - 1) * (1 + B - W), 4).s,
+                "compute\n", 1 + B - W >= fmax(1, B) ? "(p − 1)(F + B − W)"
+                : B > 1 ? "(p − 1) B" : "(p − 1) F",
+                m >= P ? "" : ", for m ≥ p only", sig(idle, 4).s,
+                sig(m * (1 + B + W) + idle, 4).s,
                 sig(100 * bubble_fraction_closed(p->schedule, p->stages,
                         p->micro_batches, 1, p->backward_ratio,
                         p->weight_share), 3).s,

@@ -25,9 +25,23 @@ $fleet pipeline --pp 8 --micro-batches 32 --latex Pipe \
                 --output "$numbers/05-pipe.tex"
 $fleet pipeline --pp 8 --micro-batches 32 --schedule interleaved --chunks 4 \
                 --latex PipeInter --output "$numbers/05-pipe-inter.tex"
+$fleet pipeline --pp 8 --micro-batches 32 --schedule zb-h1 --latex PipeZb \
+                --output "$numbers/05-pipe-zb.tex"
+$fleet pipeline --pp 8 --micro-batches 4 --schedule zb-h1 \
+                --latex PipeZbShort --output "$numbers/05-pipe-zb-short.tex"
+# The chapter says that with m < p zb-h1 idles more than its closed form.
+$fleet pipeline --pp 8 --micro-batches 4 --schedule zb-h1 --csv \
+    | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+               NR == 2 && $c["bubble"] <= $c["closed_bubble"] {
+                   print "05-layout.sh: zb-h1 with m < p idles no more " \
+                         "than its closed form" > "/dev/stderr"; exit 1 }'
 $fleet pipeline --pp 8 --micro-batches 16 --trace --output "$data/05-trace-8.csv"
+$fleet pipeline --pp 8 --micro-batches 16 --schedule zb-h1 --trace \
+                --output "$data/05-trace-8-zb.csv"
 $fleet pipeline --pp 16 --micro-batches 32 --schedule interleaved --chunks 2 \
                 --trace --output "$data/05-trace-16.csv"
+$fleet pipeline --pp 16 --micro-batches 32 --schedule zb-h1 --trace \
+                --output "$data/05-trace-16-zb.csv"
 $fleet pipeline --pp 4 --micro-batches 8 --p2p-seconds 0.5 \
                 --latex PipeWire --output "$numbers/05-pipe-wire.tex"
 if $fleet pipeline --pp 8 --micro-batches 12 --schedule interleaved \
