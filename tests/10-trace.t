@@ -122,7 +122,7 @@ static void unit_checks(void)
                 double *seconds;
                 Pipeline p = simulated(kinds[k], P, M, V, 0, &seconds);
                 double got = trace_bubble(p.ops, P, p.per_stage, NULL);
-                double want = trace_theory(&p, 0.5);
+                double want = trace_theory(&p, 2, 0.5);
                 char name[64];
                 snprintf(name, sizeof name, "formula-%s-P%d-M%d",
                          schedule_name(kinds[k]), P, M);

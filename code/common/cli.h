@@ -53,7 +53,7 @@ typedef struct {
     const char *text;     /* for FIELD_TEXT */
 } Field;
 
-enum { REPORT_MAX_FIELDS = 96 };
+enum { REPORT_MAX_FIELDS = 128 };
 
 typedef struct {
     Field fields[REPORT_MAX_FIELDS];

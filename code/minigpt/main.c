@@ -137,6 +137,7 @@ static int run_on_mesh(const char *command, Option *options, Settings set)
             || check_writable(command, "--save", set.save) != 0
             || check_writable(command, "--log", set.log) != 0
             || check_writable(command, "--profile", set.profile) != 0
+            || check_writable(command, "--trace", set.trace) != 0
             || check_writable(command, "--transcript",
                               option_text(options, "--transcript")) != 0
             || check_writable(command, "--output",
@@ -153,14 +154,14 @@ static int run_on_mesh(const char *command, Option *options, Settings set)
     set.split.comm = set.mesh.tp_comm;       /* this rank's part of each */
     set.split.rank = set.mesh.tp_rank;       /* block, Chapter 9's split */
     int rows = whole ? set.batch : set.batch / set.dp / set.micro;
-    if ((set.mesh.pp > 1                     /* Chapter 10's stages */
-         ? pipeline_model_init(&model, &set, rows, holds)
-         : model_init_split(&model, set.config, rows, holds, &set.split))
-        != 0) {
+    int failed = set.mesh.pp > 1             /* Chapter 10's stages */
+               ? pipeline_model_init(&model, &set, rows, holds)
+               : model_init_split(&model, set.config, rows, holds, &set.split);
+    if (failed == -1)
         complain(command, "cannot allocate this model: --layers, --hidden, "
                  "--seq and --batch ask for more memory than there is");
-        return 2;
-    }
+    if (ranks_agree(failed != 0 ? 2 : 0, set.mesh.world) != 0)
+        return 2;                   /* every rank, when one cannot go on */
     if (model.params_memory != NULL)    /* else each rank holds a shard */
         tp_init_weights(&model, model.params_memory, set.seed);
     Language lang;
@@ -194,7 +195,8 @@ static int run_on_mesh(const char *command, Option *options, Settings set)
     else if (status == 0)
         status = train(&model, &lang, &set, &state, options);
     data_parallel_free(&set.parallel);
-    pipeline_free(&model);
+    if (pipeline_free(&model) != 0)
+        status = 2;
     model_free(&model);
     return status;
 }

@@ -30,7 +30,7 @@ static void param_sizes(ModelConfig c, int t, unsigned ends, size_t *size)
     memcpy(size, s, sizeof s);
 }
 static void act_sizes(ModelConfig c, int t, int rows, int batch,
-                      size_t *size)
+                      unsigned ends, size_t *size)
 {
     size_t B = (size_t)batch, T = (size_t)c.seq, L = (size_t)c.layers;
     size_t C = (size_t)c.hidden, H = (size_t)c.heads, V = (size_t)c.vocab;
@@ -42,6 +42,9 @@ static void act_sizes(ModelConfig c, int t, int rows, int batch,
         L * Ns, L * Ns, L * N * 4 * Cl, L * N * 4 * Cl,
         L * Ns * C, N * C, Ns, Ns, N * Vl, N, N * C
     };
+    if (!(ends & STAGE_HEAD))          /* a pipeline stage without the */
+        for (int i = 14; i <= 18; i++)  /* head keeps none of its own  */
+            s[i] = 0;
     memcpy(size, s, sizeof s);
 }
 static real *carve(real **block, size_t size)
@@ -131,7 +134,8 @@ int model_init_stage(Model *m, ModelConfig config, const StageShape *shape,
     m->params_count = total(m->param_size, PARAM_TENSORS);
     ModelConfig pass = config;              /* the blocks one pass runs */
     pass.layers = shape->chunk_layers;
-    act_sizes(pass, t, model_sequence_ways(m), batch, m->act_size);
+    act_sizes(pass, t, model_sequence_ways(m), batch, shape->ends,
+              m->act_size);
     m->acts_count = total(m->act_size, ACT_TENSORS);
     m->grad_acts_count = point_grad_acts(&m->grad_acts, NULL, config, t,
                                          batch);

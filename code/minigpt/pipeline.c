@@ -38,47 +38,68 @@ static void wait_politely(MPI_Request *request)
     }
 }
 
-static void receive(PipelineStage *s, real *into, size_t n, int from,
-                    int tag)
+/* Send x (message_size numbers) from a buffer of its own. */
+static void post(PipelineStage *s, const real *x, int to, int tag)
+{
+    Message *free_ = NULL;
+    for (int i = 0; i < s->message_count && free_ == NULL; i++) {
+        int done = 1;
+        if (s->messages[i].request != MPI_REQUEST_NULL)
+            MPI_Test(&s->messages[i].request, &done, MPI_STATUS_IGNORE);
+        if (done)
+            free_ = &s->messages[i];
+    }
+    if (free_ == NULL) {                        /* every one in flight */
+        Message *more = realloc(s->messages, sizeof(Message)
+                                * (size_t)(s->message_count + 1));
+        if (more == NULL)
+            abort();
+        s->messages = more;
+        free_ = &more[s->message_count++];
+        free_->data = malloc(sizeof(real) * s->message_size);
+        if (free_->data == NULL)
+            abort();
+    }
+    memcpy(free_->data, x, sizeof(real) * s->message_size);
+    MPI_Isend(free_->data, (int)s->message_size, real_type(),
+              rank_of(s, to), tag, s->comm, &free_->request);
+}
+
+static void receive(PipelineStage *s, real *into, int from, int tag)
 {
     MPI_Request request;
-    MPI_Irecv(into, (int)n, real_type(), rank_of(s, from), tag, s->comm,
-              &request);
+    MPI_Irecv(into, (int)s->message_size, real_type(), rank_of(s, from), tag,
+              s->comm, &request);
     wait_politely(&request);
 }
 
-/* The output x (B, T, C) of virtual stage `chunk`'s last block, to the
-   next virtual stage. */
-static void send_forward(PipelineStage *s, Slot *slot, const real *x,
-                         size_t n)
+/* The output x (B, T, C) of the slot's chunk's last block, to the next
+   virtual stage, and its receipt there. */
+static void send_forward(PipelineStage *s, const Slot *slot, const real *x)
 {
     int to = virtual_stage(s, slot->chunk) + 1;
-    MPI_Isend(x, (int)n, real_type(), rank_of(s, to),
-              tag_of(s, slot->micro_batch, to, 0), s->comm, &slot->sent[0]);
+    post(s, x, to, tag_of(s, slot->micro_batch, to, 0));
 }
 
-static void recv_forward(PipelineStage *s, const Slot *slot, real *x,
-                         size_t n)
+static void recv_forward(PipelineStage *s, const Slot *slot, real *x)
 {
     int me = virtual_stage(s, slot->chunk);
-    receive(s, x, n, me - 1, tag_of(s, slot->micro_batch, me, 0));
+    receive(s, x, me - 1, tag_of(s, slot->micro_batch, me, 0));
 }
 
 /* The gradient dx (B, T, C) of the chunk's input, to the previous
-   virtual stage. */
-static void send_backward(PipelineStage *s, Slot *slot, const real *dx,
-                          size_t n)
+   virtual stage, and its receipt there. */
+static void send_backward(PipelineStage *s, const Slot *slot,
+                          const real *dx)
 {
     int to = virtual_stage(s, slot->chunk) - 1;
-    MPI_Isend(dx, (int)n, real_type(), rank_of(s, to),
-              tag_of(s, slot->micro_batch, to, 1), s->comm, &slot->sent[1]);
+    post(s, dx, to, tag_of(s, slot->micro_batch, to, 1));
 }
 
-static void recv_backward(PipelineStage *s, const Slot *slot, real *dx,
-                          size_t n)
+static void recv_backward(PipelineStage *s, const Slot *slot, real *dx)
 {
     int me = virtual_stage(s, slot->chunk);
-    receive(s, dx, n, me + 1, tag_of(s, slot->micro_batch, me, 1));
+    receive(s, dx, me + 1, tag_of(s, slot->micro_batch, me, 1));
 }
 static int schedule_peak(const PipelineStage *s)
 {
@@ -99,9 +120,6 @@ static Slot *slot_take(PipelineStage *s, int micro_batch, int chunk)
         Slot *slot = &s->slots[i];
         if (slot->micro_batch >= 0)
             continue;
-        for (int k = 0; k < 2; k++)          /* its last sends are done */
-            if (slot->sent[k] != MPI_REQUEST_NULL)
-                wait_politely(&slot->sent[k]);
         slot->micro_batch = micro_batch;
         slot->chunk = chunk;
         if (++s->in_use > s->peak)
@@ -146,46 +164,39 @@ double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
     double start = MPI_Wtime();                   /* the common clock */
     for (int i = 0; i < s->count; i++) {
         PipeOp *o = &s->ops[i];
-        o->start = MPI_Wtime() - start;
         int v = virtual_stage(s, o->chunk);
         size_t at = (size_t)o->micro_batch * per * T;  /* its sequences */
         const int *in = v == 0 ? b->inputs + at : NULL;
         const int *tg = v == last_virtual_stage(s) ? b->targets + at : NULL;
         int first = o->chunk * s->chunk_layers;       /* its blocks */
-        if (o->kind == PIPE_FORWARD) {
-            Slot *slot = slot_take(s, o->micro_batch, o->chunk);
-            use_slot(m, slot);
-            if (in == NULL)
-                recv_forward(s, slot, m->acts.encoded, BTC);
+        int forward = o->kind == PIPE_FORWARD, backward = o->kind == PIPE_BACKWARD;
+        Slot *slot = forward ? slot_take(s, o->micro_batch, o->chunk)
+                             : slot_of(s, o->micro_batch, o->chunk);
+        use_slot(m, slot);
+        if (forward && in == NULL)                        /* the stream, (B, T, C) */
+            recv_forward(s, slot, m->acts.encoded);
+        if (backward && tg == NULL)                       /* its gradient          */
+            recv_backward(s, slot, m->grad_acts.dres);
+        o->start = MPI_Wtime() - start;
+        if (forward)
             loss += stage_forward(m, in, tg, per, first, s->chunk_layers);
-            if (tg == NULL)
-                send_forward(s, slot, m->acts.res3
-                             + (size_t)(s->chunk_layers - 1) * BTC, BTC);
-        } else if (o->kind == PIPE_BACKWARD) {
-            Slot *slot = slot_of(s, o->micro_batch, o->chunk);
-            use_slot(m, slot);
-            if (tg == NULL)
-                recv_backward(s, slot, m->grad_acts.dres, BTC);
+        else if (backward)
             stage_backward(m, in, tg, per, share / (real)micro, first,
                            s->chunk_layers);
-            if (in == NULL) {
-                memcpy(slot->dinput, m->grad_acts.dres, sizeof(real) * BTC);
-                send_backward(s, slot, slot->dinput, BTC);
-            }
-            if (!zero_bubble)
-                slot_free(s, slot);
-        } else {                                        /* zb-h1's W */
-            Slot *slot = slot_of(s, o->micro_batch, o->chunk);
-            use_slot(m, slot);
+        else                                              /* zb-h1's W */
             stage_weight_backward(m, per, first, s->chunk_layers);
-            slot_free(s, slot);
-        }
         o->end = MPI_Wtime() - start;
+        if (forward && tg == NULL)
+            send_forward(s, slot, m->acts.res3
+                         + (size_t)(s->chunk_layers - 1) * BTC);
+        if (backward && in == NULL)
+            send_backward(s, slot, m->grad_acts.dres);
+        if (o->kind == (zero_bubble ? PIPE_WEIGHT : PIPE_BACKWARD))
+            slot_free(s, slot);
     }
-    for (int i = 0; i < s->slot_count; i++)
-        for (int k = 0; k < 2; k++)
-            if (s->slots[i].sent[k] != MPI_REQUEST_NULL)
-                wait_politely(&s->slots[i].sent[k]);
+    for (int i = 0; i < s->message_count; i++)
+        if (s->messages[i].request != MPI_REQUEST_NULL)
+            wait_politely(&s->messages[i].request);
     model_use_activations(m, m->acts_memory);
     m->deferred = NULL;
     if (m->gradients_ready != NULL) {
@@ -195,15 +206,7 @@ double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
         m->last_piece = 0;
     }
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, s->comm);
-    int *peaks = malloc(sizeof(int) * (size_t)s->stages);
-    if (peaks == NULL)
-        abort();
-    MPI_Allgather(&s->peak, 1, MPI_INT, peaks, 1, MPI_INT, s->comm);
-    for (int r = 0; r < s->stages; r++)
-        if (peaks[r] > s->peaks[r])
-            s->peaks[r] = peaks[r];
-    free(peaks);
-    s->traced++;
+    pipeline_trace_step(&s->trace, s->ops, s->peak, ++s->traced);
     return loss / micro;
 }
 int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds)
@@ -220,15 +223,13 @@ int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds)
                               .chunks = V };
     s->count = pipeline_ops_per_stage(&s->schedule);
     s->ops = malloc(sizeof(PipeOp) * (size_t)s->count);
-    s->peaks = calloc((size_t)P, sizeof(int));
     StageShape shape = { L / P, s->chunk_layers,
                          (s->rank == 0 ? STAGE_EMBEDDINGS : 0)
                          | (s->rank == P - 1 ? STAGE_HEAD : 0) };
-    if (s->ops == NULL || s->peaks == NULL
+    if (s->ops == NULL
         || model_init_stage(m, set->config, &shape, rows, holds,
                             &set->split) != 0) {
         free(s->ops);
-        free(s->peaks);
         free(s);
         return -1;
     }
@@ -237,7 +238,8 @@ int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds)
     size_t BTC = (size_t)rows * set->config.seq * set->config.hidden;
     size_t kept = s->schedule.schedule != SCHEDULE_ZB_H1 ? 0  /* 2C + 7C */
                 : (size_t)shape.layers * 9 * BTC;
-    size_t count = m->acts_count + kept + BTC;
+    size_t count = m->acts_count + kept;
+    s->message_size = BTC;
     s->slot_count = schedule_peak(s);
     s->slot_bytes = sizeof(real) * (double)count;
     s->slots = calloc((size_t)s->slot_count, sizeof(Slot));
@@ -249,62 +251,63 @@ int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds)
         if (slot->acts == NULL)
             return -1;
         slot->deferred = kept > 0 ? slot->acts + m->acts_count : NULL;
-        slot->dinput = slot->acts + m->acts_count + kept;
         slot->micro_batch = -1;
-        slot->sent[0] = slot->sent[1] = MPI_REQUEST_NULL;
     }
-    
+    int writer = set->mesh.dp_rank == 0 && set->mesh.tp_rank == 0;
+    if (pipeline_trace_init(&s->trace, &s->schedule, s->comm,
+                            writer ? set->trace : NULL) != 0)
+        return 2;
     return 0;
 }
-void pipeline_free(Model *m)
+int pipeline_free(Model *m)
 {
     PipelineStage *s = m->pp;
     if (s == NULL)
-        return;
+        return 0;
     for (int i = 0; s->slots != NULL && i < s->slot_count; i++)
         free(s->slots[i].acts);
-    
+    for (int i = 0; i < s->message_count; i++)
+        free(s->messages[i].data);
+    int status = pipeline_trace_free(&s->trace);
+    free(s->messages);
     free(s->slots);
     free(s->ops);
-    free(s->peaks);
     free(s);
     m->pp = NULL;
+    return status;
 }
 
-int pipeline_peak(const Model *m, int stage)
+void pipeline_report(const Model *m, Report *r)
 {
-    return m->pp->peaks[stage];
-}
-
-double pipeline_slot_bytes(const Model *m)
-{
-    return m->pp->slot_bytes;
+    PipelineStage *s = m->pp;
+    report_text(r, "schedule", schedule_name(s->schedule.schedule));
+    report_add(r, "chunks", FIELD_COUNT, s->chunks);
+    report_add(r, "slot_bytes", FIELD_BYTES, s->slot_bytes);
+    pipeline_trace_report(&s->trace, r);
 }
 double pipeline_loss(Model *m, const int *inputs, const int *targets,
                      int B)
 {
     PipelineStage *s = m->pp;
     size_t BTC = (size_t)B * m->config.seq * m->config.hidden;
-    Slot *slot = &s->slots[0];            /* for its tags and requests */
     double loss = 0.0;
     for (int c = 0; c < s->chunks; c++) {
         int v = virtual_stage(s, c), last = v == last_virtual_stage(s);
-        slot->micro_batch = 0;
-        slot->chunk = c;
+        Slot pass = { .micro_batch = 0, .chunk = c };  /* for the tags */
         if (v > 0)
-            recv_forward(s, slot, m->acts.encoded, BTC);
+            recv_forward(s, &pass, m->acts.encoded);
         double l = stage_forward(m, v == 0 ? inputs : NULL,
                                  last ? targets : NULL, B,
                                  c * s->chunk_layers, s->chunk_layers);
         if (last)
             loss = l;
-        else {
-            send_forward(s, slot, m->acts.res3
-                         + (size_t)(s->chunk_layers - 1) * BTC, BTC);
-            wait_politely(&slot->sent[0]);
-        }
+        else
+            send_forward(s, &pass, m->acts.res3
+                         + (size_t)(s->chunk_layers - 1) * BTC);
     }
-    slot->micro_batch = -1;
+    for (int i = 0; i < s->message_count; i++)
+        if (s->messages[i].request != MPI_REQUEST_NULL)
+            wait_politely(&s->messages[i].request);
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, s->comm);
     return loss;
 }

@@ -3,15 +3,19 @@
 #define PIPELINE_H
 
 #include "trainer.h"
+#include "pipeline_trace.h"
 
 typedef struct {                 /* one micro-batch's pass in flight       */
     int micro_batch, chunk;      /* whose; micro_batch -1 while free        */
     real *acts;                  /* (acts_count) the chunk's activations   */
     real *deferred;              /* zb-h1: (L/P, B, T, 2C + 7C) the
                                     products' output gradients; or NULL    */
-    real *dinput;                /* (B, T, C) the gradient sent upstream   */
-    MPI_Request sent[2];         /* its send_forward and send_backward     */
 } Slot;
+
+typedef struct {                 /* a tensor on its way to a neighbour     */
+    real *data;                  /* (B, T, C)                              */
+    MPI_Request request;         /* MPI_REQUEST_NULL once it has gone      */
+} Message;
 
 typedef struct PipelineStage {
     MPI_Comm comm;               /* the mesh's pipeline axis               */
@@ -24,8 +28,11 @@ typedef struct PipelineStage {
     Slot *slots;
     int slot_count;              /* allocated: the schedule's peak         */
     int in_use, peak;            /* held now, and the most this step       */
-    int *peaks;                  /* (P) every stage's most, over the steps */
     double slot_bytes;           /* what one slot holds                    */
-    int traced;               /* steps handed to the trace */
+    Message *messages;           /* the sends, finished or in flight       */
+    int message_count;
+    size_t message_size;         /* numbers in one: B T C                  */
+    PipelineTrace trace;
+    int traced;                  /* steps handed to it                     */
 } PipelineStage;
 #endif

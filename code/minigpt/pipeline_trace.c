@@ -104,11 +104,12 @@ double trace_transfer(const PipeOp *ops, int P, int V, int n)
     free(gaps);
     return median;
 }
-double trace_theory(const Pipeline *schedule, double weight_share)
+double trace_theory(const Pipeline *schedule, double backward_ratio,
+                    double weight_share)
 {
     return bubble_fraction_closed(schedule->schedule, schedule->stages,
                                   schedule->micro_batches, schedule->chunks,
-                                  weight_share);
+                                  backward_ratio, weight_share);
 }
 static void kind_means(const PipelineTrace *t, TraceStep *s)
 {
@@ -247,7 +248,9 @@ void pipeline_trace_report(const PipelineTrace *t, Report *r)
         return;
     int timed = 0, P = t->schedule.stages;
     double measured = step_median(t, offsetof(TraceStep, measured), &timed);
-    double backward = MEDIAN(backward), weight = MEDIAN(weight);
+    double forward = MEDIAN(forward), backward = MEDIAN(backward);
+    double weight = MEDIAN(weight);
+    double ratio = forward > 0 ? (backward + weight) / forward : 0;
     double share = backward + weight > 0 ? weight / (backward + weight) : 0;
     double most = 0, order_most = 0;
     for (int s = 0; s < P; s++) {
@@ -261,11 +264,12 @@ void pipeline_trace_report(const PipelineTrace *t, Report *r)
                MEDIAN(replayed_transfer));
     report_add(r, "transfer_seconds", FIELD_REAL, MEDIAN(transfer));
     report_add(r, "bubble_theory", FIELD_FRACTION,
-               trace_theory(&t->schedule, share));
+               trace_theory(&t->schedule, ratio, share));
     report_add(r, "pipeline_step_seconds_median", FIELD_REAL, MEDIAN(span));
-    report_add(r, "forward_seconds", FIELD_REAL, MEDIAN(forward));
+    report_add(r, "forward_seconds", FIELD_REAL, forward);
     report_add(r, "backward_seconds", FIELD_REAL, backward);
     report_add(r, "weight_seconds", FIELD_REAL, weight);
+    report_add(r, "backward_ratio", FIELD_REAL, ratio);
     report_add(r, "weight_share", FIELD_FRACTION, share);
     report_add(r, "stage_imbalance", FIELD_FRACTION, MEDIAN(imbalance));
     report_add(r, "peak_inflight", FIELD_REAL, most);

@@ -74,6 +74,8 @@ double trace_replay(const Pipeline *schedule, const PipeOp *ops,
 /* A message's time between stages, as the trace shows it (a median). */
 double trace_transfer(const PipeOp *ops, int stages, int chunks,
                       int per_stage);
-/* The closed form for the schedule, from the measured weight share. */
-double trace_theory(const Pipeline *schedule, double weight_share);
+/* The closed form for the schedule, from the measured backward ratio
+   (B + W) / F and W's share of the backward, W / (B + W). */
+double trace_theory(const Pipeline *schedule, double backward_ratio,
+                    double weight_share);
 #endif

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "trainer.h"
+#include "pipeline_trace.h"
 
 static int ascending_seconds(const void *a, const void *b)
 {
@@ -60,7 +61,7 @@ void report_run(Report *r, const Model *m, const Settings *set,
         if (i != ACT_TENSORS - 1)                   /* not the scratch */
             kept += word * m->act_size[i];
     for (int i = 1; i <= 13; i++)                   /* ln1 .. res3 */
-        per_layer += word * m->act_size[i] / L;
+        per_layer += word * m->act_size[i] / m->shape.chunk_layers;
     double held = (double)m->batch * c.seq;      /* positions held at once */
     double sbh = held * C, as2b = (double)c.heads * c.seq * c.seq * m->batch;
     double flops = s->tally.flops / steps;
@@ -183,16 +184,8 @@ void report_run(Report *r, const Model *m, const Settings *set,
         report_add(r, "activation_bytes_held", FIELD_BYTES, kept);
     }
     report_add(r, "pp", FIELD_COUNT, set->mesh.pp);
-    if (set->mesh.pp > 1) {
-        char name[64];
-        report_text(r, "schedule", schedule_name((Schedule)set->schedule));
-        report_add(r, "chunks", FIELD_COUNT, set->chunks);
-        for (int stage = 0; stage < set->mesh.pp; stage++) {
-            snprintf(name, sizeof name, "peak_in_flight_stage%d", stage);
-            report_add(r, name, FIELD_COUNT, pipeline_peak(m, stage));
-        }
-        report_add(r, "slot_bytes", FIELD_BYTES, pipeline_slot_bytes(m));
-    }
+    if (set->mesh.pp > 1)
+        pipeline_report(m, r);
 }
 static const Field *field_named(const Report *r, const char *key)
 {
@@ -360,15 +353,12 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                 grouped(F("tp_bytes_per_block")).s,
                 grouped(F("tp_bytes_per_block_formula")).s);
     if (set->mesh.pp > 1) {
-        fprintf(out, "pipeline: %d stages, schedule %s; micro-batches in "
-                "flight at most", set->mesh.pp,
+        fprintf(out, "pipeline       = %d stages, schedule %s\n", set->mesh.pp,
                 schedule_name((Schedule)set->schedule));
-        for (int stage = 0; stage < set->mesh.pp; stage++) {
-            char name[64];
-            snprintf(name, sizeof name, "peak_in_flight_stage%d", stage);
-            fprintf(out, "%s %d", stage > 0 ? "," : "", (int)F(name));
-        }
-        fprintf(out, " by stage, %s each\n", bytes_auto(F("slot_bytes")).s);
+        fprintf(out, "  slots        = %s of activations per %s in flight\n",
+                bytes_auto(F("slot_bytes")).s, set->chunks > 1
+                ? "chunk of a micro-batch" : "micro-batch");
+        pipeline_trace_print(out, r);
     }
 #undef F
 }

@@ -97,10 +97,11 @@ void print_run(FILE *out, const Report *r, const char *cpu,
 /* Seconds per step by operation, as CSV; 0 on success. */
 int write_profile(const char *path, const Tally *t, int steps);
 /* Chapter 10: this rank's model as its pipeline stage, with the stage's
-   slots; 0, or -1 when memory runs out. */
+   slots and trace; 0, -1 when memory runs out, or 2 after a line. */
 int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds);
-/* Nothing when m is not a stage. */
-void pipeline_free(Model *m);
+/* 0, or 2 after a line when --trace cannot be written; 0 when m is not a
+   stage. */
+int pipeline_free(Model *m);
 /* As batch_gradient, through the stages by the schedule; the loss is the
    same on every stage. */
 double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
@@ -108,8 +109,6 @@ double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
 /* As model_forward, through the stages. */
 double pipeline_loss(Model *m, const int *inputs, const int *targets,
                      int B);
-/* The most micro-batches a stage held at once, over the steps so far, and
-   the bytes of one slot of this stage. */
-int pipeline_peak(const Model *m, int stage);
-double pipeline_slot_bytes(const Model *m);
+/* The pipeline's and its trace's fields, on the pipeline's first rank. */
+void pipeline_report(const Model *m, Report *r);
 #endif
