@@ -12,6 +12,46 @@ static int ascending(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+enum { CLOCK_TRIPS = 64 };
+
+/* This rank's clock minus the clock of rank 0 of pp (0 on rank 0). */
+static double clock_offset(MPI_Comm pp, int rank, int ranks)
+{
+    double offset = 0;
+    for (int r = 1; r < ranks; r++) {
+        double shortest = INFINITY, best = 0, sent, theirs;
+        for (int k = 0; k < CLOCK_TRIPS; k++) {
+            if (rank == 0) {
+                sent = MPI_Wtime();
+                MPI_Send(&sent, 1, MPI_DOUBLE, r, 0, pp);
+                MPI_Recv(&theirs, 1, MPI_DOUBLE, r, 0, pp,
+                         MPI_STATUS_IGNORE);
+                double back = MPI_Wtime();
+                if (back - sent < shortest)
+                    shortest = back - sent, best = theirs - (sent + back) / 2;
+            } else if (rank == r) {
+                MPI_Recv(&sent, 1, MPI_DOUBLE, 0, 0, pp, MPI_STATUS_IGNORE);
+                theirs = MPI_Wtime();
+                MPI_Send(&theirs, 1, MPI_DOUBLE, 0, 0, pp);
+            }
+        }
+        if (fabs(best) <= shortest / 2)
+            best = 0;               /* within its own error: one clock */
+        if (rank == 0)
+            MPI_Send(&best, 1, MPI_DOUBLE, r, 1, pp);
+        else if (rank == r)
+            MPI_Recv(&offset, 1, MPI_DOUBLE, 0, 1, pp, MPI_STATUS_IGNORE);
+    }
+    return offset;
+}
+
+double pipeline_trace_start(const PipelineTrace *t)
+{
+    MPI_Barrier(t->pp);
+    double start = MPI_Wtime();                 /* on rank 0's clock   */
+    MPI_Bcast(&start, 1, MPI_DOUBLE, 0, t->pp);
+    return start + t->offset;                   /* the same, on mine   */
+}
 /* 1 - busy / (P x span): the share of P stages' time over the step that
    no stage spent computing. */
 double trace_bubble(const PipeOp *ops, int stages, int per_stage,
@@ -142,6 +182,9 @@ int pipeline_trace_init(PipelineTrace *t, const Pipeline *schedule,
     t->pp = pp;
     MPI_Comm_rank(pp, &t->rank);
     int P = schedule->stages;
+    int ranks;
+    MPI_Comm_size(pp, &ranks);
+    t->offset = clock_offset(pp, t->rank, ranks);
     t->per_stage = pipeline_ops_per_stage(schedule);
     t->writes = csv != NULL && t->rank == 0;
     int status = 0;
@@ -252,11 +295,9 @@ void pipeline_trace_report(const PipelineTrace *t, Report *r)
     double weight = MEDIAN(weight);
     double ratio = forward > 0 ? (backward + weight) / forward : 0;
     double share = backward + weight > 0 ? weight / (backward + weight) : 0;
-    double most = 0, order_most = 0;
-    for (int s = 0; s < P; s++) {
+    double most = 0;
+    for (int s = 0; s < P; s++)
         most = fmax(most, (double)t->peak_slots[s] / t->schedule.chunks);
-        order_most = fmax(order_most, t->order_peak[s]);
-    }
     report_add(r, "trace_steps", FIELD_COUNT, timed);
     report_add(r, "bubble_measured", FIELD_FRACTION, measured);
     report_add(r, "bubble_replayed", FIELD_FRACTION, MEDIAN(replayed));
@@ -269,11 +310,9 @@ void pipeline_trace_report(const PipelineTrace *t, Report *r)
     report_add(r, "forward_seconds", FIELD_REAL, forward);
     report_add(r, "backward_seconds", FIELD_REAL, backward);
     report_add(r, "weight_seconds", FIELD_REAL, weight);
-    report_add(r, "backward_ratio", FIELD_REAL, ratio);
     report_add(r, "weight_share", FIELD_FRACTION, share);
     report_add(r, "stage_imbalance", FIELD_FRACTION, MEDIAN(imbalance));
     report_add(r, "peak_inflight", FIELD_REAL, most);
-    report_add(r, "peak_inflight_schedule", FIELD_REAL, order_most);
     report_text(r, "peak_inflight_per_stage", t->peak_text);
     report_text(r, "peak_inflight_schedule_per_stage", t->order_peak_text);
 }

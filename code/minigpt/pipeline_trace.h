@@ -25,6 +25,7 @@ typedef struct PipelineTrace {
     Pipeline schedule;    /* P, M, V and the schedule; ops unused        */
     MPI_Comm pp;          /* the pipeline axis                           */
     int rank;             /* in pp: rank 0 gathers and computes          */
+    double offset;        /* s: this rank's clock minus rank 0's         */
     int per_stage;        /* operations per stage per step               */
     int writes;           /* 1 on the one rank that writes --trace       */
     Output csv;           /* --trace, in a temporary file until freed    */
@@ -43,6 +44,10 @@ typedef struct PipelineTrace {
    are 0); collective over the pipeline axis pp. 0, or 2 after a line. */
 int  pipeline_trace_init(PipelineTrace *t, const Pipeline *schedule,
                          MPI_Comm pp, const char *csv);
+/* At the start of each step, on every rank of pp, in place of a
+   barrier: the step's start on this rank's MPI_Wtime, the same instant
+   on every rank (the moment rank 0 left the barrier). */
+double pipeline_trace_start(const PipelineTrace *t);
 /* After each step, on every rank of pp: this rank's ops in executed
    order (pipeline_ops_per_stage of them, start/end in seconds on the
    common clock) and the most slots it held at once. Gathers to pp
