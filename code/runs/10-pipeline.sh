@@ -16,7 +16,8 @@ if [ "$cores" -lt 2 ]; then
 fi
 cpu=$(sed -n 's/^ *"cpu": *"\(.*\)",*$/\1/p' "$machine")
 timed=2 drawn=4 drawn_m=8 chunks=2
-model="--layers 8 --hidden 64 --heads 4 --seq 64"
+layers=8
+model="--layers $layers --hidden 64 --heads 4 --seq 64"
 sequences=2 steps=10
 pipeline() {     # pipeline NAME P M SCHEDULE: its JSON and trace CSV
     chunk_flag=""
@@ -30,11 +31,15 @@ pipeline() {     # pipeline NAME P M SCHEDULE: its JSON and trace CSV
             --output "$data/10-$1.json"
 }
 schedules="gpipe 1f1b interleaved zb-h1"
-for schedule in $schedules; do
+counts() {       # counts SCHEDULE: the micro-batch counts it runs with
     for m in 1 2 4 8 16; do
-        if [ $schedule = interleaved ] && [ $((m % timed)) -ne 0 ]; then
-            continue
+        if [ $1 != interleaved ] || [ $((m % timed)) -eq 0 ]; then
+            echo $m
         fi
+    done
+}
+for schedule in $schedules; do
+    for m in $(counts $schedule); do
         pipeline "bubble-$schedule-$m" $timed $m $schedule
     done
     pipeline "drawn-$schedule" $drawn $drawn_m $schedule
@@ -79,28 +84,30 @@ run_macros() {   # run_macros PREFIX JSON: the run's fields as macros
         }
         key ~ /_seconds$/ { k = key; sub(/seconds$/, "time", k)
                             macro(k, duration(number)) }
-        key ~ /^(trace_steps|micro_batches|pp)$/ { macro(key, grouped(number)) }
+        key ~ /^(trace_steps|pp)$/ { macro(key, grouped(number)) }
         key ~ /^peak_inflight.*per_stage$/ { gsub(/"/, "", value)
                                              macro(key, value) }
     ' "$2"
 }
 {
     for schedule in $schedules; do
-        for f in "$data"/10-bubble-$schedule-*.json; do
-            m=$(field micro_batches "$f")
-            run_macros "PipeRun$(camel $schedule)M$(spelled $m)" "$f"
+        for m in $(counts $schedule); do
+            run_macros "PipeRun$(camel $schedule)M$(spelled $m)" \
+                       "$data/10-bubble-$schedule-$m.json"
         done
         run_macros "PipeRunFour$(camel $schedule)M$(spelled $drawn_m)" \
                    "$data/10-drawn-$schedule.json"
     done
 } > "$numbers/10-measured.tex"
-echo "schedule,m,measured,replayed,theory" > "$data/10-bubble.csv"
+echo "schedule,m,measured,replayed,theory,transfers" \
+    > "$data/10-bubble.csv"
 for schedule in $schedules; do
-    for f in "$data"/10-bubble-$schedule-*.json; do
-        echo "$schedule,$(field micro_batches "$f"),$(field \
-            bubble_measured "$f"),$(field bubble_replayed "$f"),$(field \
-            bubble_theory "$f")"
-    done | sort -t, -k2,2n
+    for m in $(counts $schedule); do
+        f="$data/10-bubble-$schedule-$m.json"
+        echo "$schedule,$m,$(field bubble_measured "$f"),$(field \
+            bubble_replayed "$f"),$(field bubble_theory "$f"),$(field \
+            bubble_replayed_transfers "$f")"
+    done
 done >> "$data/10-bubble.csv"
 zb="$data/10-bubble-zb-h1-16.json"
 ratio=$(awk -v f="$(field forward_seconds "$zb")" \
@@ -156,12 +163,12 @@ for schedule in $schedules; do
                  -v w="$(field weight_seconds "$f")" \
                  -v t="$(field transfer_seconds "$f")" -v v=$v 'BEGIN {
         printf "%.9g %.6g %.6g %.6g\n", f * v, (b + w) / f,
-               (w > 0 ? w / (b + w) : 0.5), t / (f * v) }')
+               (w > 0 ? w / (b + w) : 0.5), (t > 0 ? t / (f * v) : 0) }')
     unit=$1
-    if [ $schedule = zb-h1 ]; then flags="--weight-share $3"; fi
+    if [ $schedule = zb-h1 ]; then flags="$flags --weight-share $3"; fi
+    if [ $4 != 0 ]; then flags="$flags --p2p-seconds $4"; fi
     "$bin/fleet" pipeline --pp $drawn --micro-batches $drawn_m \
-        --schedule $schedule $flags --backward-ratio $2 --p2p-seconds $4 \
-        --trace |
+        --schedule $schedule $flags --backward-ratio $2 --trace |
     awk -F, -v u=$unit 'NR == 1 {
             print "step,stage,kind,micro_batch,chunk,start_s,end_s"; next }
         { kind = $2 == "forward" ? "F" : $2 == "backward" ? "B" : "W"
@@ -212,6 +219,9 @@ done >> "$data/10-drawn.csv"
 awk -F, -v cores=$cores -v timed=$timed -v drawn=$drawn -v m_drawn=$drawn_m \
     -v v=$chunks -v busy="$busy" -v cpu="$cpu" -v steps=$steps -v q="'" \
     -v forward="$(field forward_seconds "$one.json")" \
+    -v hidden="$(field hidden "$one.json")" -v seq="$(field seq "$one.json")" \
+    -v vocab="$(field vocab "$one.json")" \
+    -v layers=$layers \
     -v transfer="$(field transfer_seconds "$one.json")" \
     -v transfers="$(field bubble_replayed_transfers "$one.json")" \
     "$formats"'
@@ -234,6 +244,7 @@ FNR == 1 { file++; next }
 file == 1 {
     s = $1; m = $2 + 0
     measured[s, m] = $3; replayed[s, m] = $4; theory[s, m] = $5
+    with_transfers[s, m] = $6
     if (!(s in first) || m < first[s]) first[s] = m
     if (m > top) top = m
     next
@@ -294,32 +305,51 @@ END {
           : sprintf("The measured bubble fell from the fewest micro-batches " \
                     "to %d for every schedule (%s), though not at every " \
                     "doubling: %s.", top, falls, rises))
-    macro("PipeVerdictSend", sprintf("In 1F1B%ss run with %d micro-batches " \
-          "a message took %s between stages, as the trace shows it, against " \
-          "%s for a forward pass of a stage, and a replay that charges every " \
-          "message that time gives %s against %s without: %s.", q, top,
-          duration(transfer), duration(forward), pct(transfers),
-          pct(replayed["1f1b", top]), transfer < forward / 10 \
-          ? "on one machine the sends are not what the bubble is made of" \
-          : "the sends are a part of this machine" q "s bubble"))
+    if (transfer <= 0)
+        macro("PipeVerdictSend", sprintf("In 1F1B%ss run with %d " \
+              "micro-batches the trace shows no time between a stage%ss send " \
+              "and the next stage%ss start that the ranks%s clocks do not " \
+              "explain, against %s for a forward pass of a stage: on one " \
+              "machine the sends are not what the bubble is made of.", q, top,
+              q, q, q, duration(forward)))
+    else
+        macro("PipeVerdictSend", sprintf("In 1F1B%ss run with %d " \
+              "micro-batches a message took %s between stages, as the trace " \
+              "shows it, against %s for a forward pass of a stage, and a " \
+              "replay that charges every message that time gives %s against " \
+              "%s without: %s.", q, top, duration(transfer),
+              duration(forward), pct(transfers), pct(replayed["1f1b", top]),
+              transfer < forward / 10 \
+              ? "on one machine the sends are not what the bubble is made of" \
+              : "the sends are a part of this machine" q "s bubble"))
     split(busy, b, " ")
-    if (b[2] > 1)
-        macro("PipeVerdictHead", sprintf("In every timed step of that run " \
-              "the last stage was busy longer than the first, by %s at the " \
-              "median step: it also computes the final norm, the head and " \
-              "the loss.", pct(b[1] - 1)))
-    else if (b[1] > 1)
+    # The share of the head in the work of the last stage, by FLOPs per
+    # position: the products of a block, 24 C^2, and its attention, 4 T C,
+    # against 2 C V for the head (the norm and the loss: a few per number).
+    head = 2 * hidden * vocab / (layers / timed * (24 * hidden * hidden \
+                                                   + 4 * seq * hidden))
+    excess = b[1] - 1
+    if (excess <= 0)
+        macro("PipeVerdictHead", sprintf("The last stage, which also " \
+              "computes the final norm, the head and the loss, was busy no " \
+              "longer than the first at the median timed step of that run " \
+              "(%s of its time): at a vocabulary of %d the head adds only " \
+              "%s to the stage%ss FLOPs.", pct(b[1]), vocab, pct(head), q))
+    else if (excess <= 2 * head)
         macro("PipeVerdictHead", sprintf("At the median timed step of that " \
-              "run the last stage, which also computes the final norm, the " \
-              "head and the loss, was busy %s longer than the first, but not " \
-              "in every step: here the head weighs less than the steps " \
-              "differ.", pct(b[1] - 1)))
+              "run the last stage was busy %s longer than the first, about " \
+              "what its final norm, head and loss add to its blocks%s FLOPs " \
+              "at a vocabulary of %d, %s.", pct(excess), q, vocab, pct(head)))
     else
         macro("PipeVerdictHead", sprintf("At the median timed step of that " \
-              "run the last stage, which also computes the final norm, the " \
-              "head and the loss, was busy no longer than the first (%s of " \
-              "its time): a head of so small a vocabulary weighs less than " \
-              "the steps differ.", pct(b[1])))
+              "run the last stage was busy %s longer than the first%s. Its " \
+              "final norm, head and loss explain little of that: at a " \
+              "vocabulary of %d the head adds %s to the blocks%s FLOPs. The " \
+              "rest is how the two stages ran on this machine, each " \
+              "operation%ss time as the core it ran on gave it, and the " \
+              "replay, which keeps each measured duration, keeps the " \
+              "imbalance too.", pct(excess), b[2] > 1 ? ", and longer in " \
+              "every timed step" : "", vocab, pct(head), q, q))
     zb = measured["zb-h1", top]; one = measured["1f1b", top]
     macro("PipeVerdictZeroBubble", sprintf("With %d micro-batches zb-h1 " \
           "measured %s against 1F1B%ss %s, where the formulas give %s and " \
@@ -330,19 +360,22 @@ END {
           : "here the deferred weight gradients did not fill the idle time " \
             "they were meant to."))
     il = measured["interleaved", top]
-    wait_il = il - replayed["interleaved", top]
-    wait_one = one - replayed["1f1b", top]
+    sends_il = with_transfers["interleaved", top] - replayed["interleaved", top]
+    rest_il = il - with_transfers["interleaved", top]
     times = v == 2 ? "twice" : v " times"
     macro("PipeVerdictInterleaved", sprintf("Interleaving measured %s " \
           "against 1F1B%ss %s with %d micro-batches (the formulas: %s and " \
-          "%s)%s Its waiting beyond the schedule, measured less replayed, " \
-          "was %s of the step against 1F1B%ss %s%s", pct(il), q, pct(one),
-          top, pct(theory["interleaved", top]), pct(theory["1f1b", top]),
-          il < one ? "." : ": the smaller formula did not survive the " \
-          "measurement.", pct(wait_il), q, pct(wait_one),
-          wait_il > wait_one ? sprintf(": its sends, %s as many, cost it " \
-          "time the schedule does not show.", times) : sprintf(", so its " \
-          "sends, %s as many, cost nothing these runs can see.", times)))
+          "%s)%s Its sends, %s as many, are in its replay with each " \
+          "message%ss measured time, %s against %s without: %s", pct(il), q,
+          pct(one), top, pct(theory["interleaved", top]),
+          pct(theory["1f1b", top]), il < one ? "." : ": the smaller formula " \
+          "did not survive the measurement.", times, q,
+          pct(with_transfers["interleaved", top]), pct(replayed["interleaved", top]),
+          sends_il > rest_il \
+          ? "the sends are most of what its measurement adds to its replay." \
+          : sprintf("they account for %s of the step, and the rest of what " \
+                    "the measurement adds, %s, is waiting that no message " \
+                    "explains.", pct(sends_il), pct(rest_il))))
     list_m = ""; list_r = ""
     for (k = 1; k <= 4; k++) {
         s = order[k]
