@@ -5,7 +5,7 @@ set datafile separator ','
 set logscale x 2
 set xrange [0.8:20]
 set xtics (1, 2, 4, 8, 16)
-set yrange [0:*]
+set yrange [0:1]
 set xlabel 'micro-batches $M$'
 set ylabel 'bubble (share of $P \times$ step)'
 set key top right maxrows 4 width -3 samplen 2

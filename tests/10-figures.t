@@ -35,8 +35,11 @@ for my $figure (qw(10-bubble 10-memory 10-gantt-gpipe 10-gantt-1f1b
 }
 my $macros = read_macros($numbers);
 my %defined = %$macros;
-for my $file (glob("$root/build/numbers/*.tex")) {
-    %defined = (%defined, %{ read_macros($file) });
+for my $file (grep { $_ ne $numbers } glob("$root/build/numbers/*.tex")) {
+    my $other = read_macros($file);
+    my @twice = grep { exists $macros->{$_} } sort keys %$other;
+    is("@twice", '', "no macro of 10-measured.tex is also defined in $file");
+    %defined = (%defined, %$other);
 }
 my %used;
 for my $chapter (glob("$root/chapters/10*.nw")) {

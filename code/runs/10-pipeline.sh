@@ -299,6 +299,20 @@ END {
                                       "; ", name[s], q, pct(measured[s, m]),
                                       pct(measured[s, 2 * m]), m, 2 * m)
     }
+    near = 0; runs = 0
+    for (k = 1; k <= 4; k++)
+        for (m = 1; m <= top; m *= 2)
+            if ((order[k], m) in measured) {
+                runs++
+                d = measured[order[k], m] / theory[order[k], m] - 1
+                if (d <= 0.1 && d >= -0.1) near++
+            }
+    macro("PipeVerdictValues", near == runs \
+          ? sprintf("its values survive too: all %d runs lie within a tenth " \
+                    "of their formula.", runs) \
+          : sprintf("its values survive less well: %s of the %d runs lie " \
+                    "within a tenth of their formula.", near == 0 ? "none" \
+                    : near, runs))
     macro("PipeVerdictFalls", rises == "" \
           ? sprintf("The measured bubble fell at every doubling of $M$ for " \
                     "every schedule: %s.", falls) \
@@ -406,10 +420,14 @@ END {
     }
     macro("PipeDrawnStages", drawn)
     macro("PipeDrawnMicroBatches", m_drawn)
-    macro("PipeChunks", v)
+    macro("PipeRunChunks", v)
     macro("PipeHeldGpipeFirst", kb(held_gpipe[0]))
     macro("PipeHeldOneFOneBFirst", kb(held_1f1b[0]))
-    macro("PipeHeldRatio", sprintf("%.0f", held_gpipe[0] / held_1f1b[0]))
+    if (held_gpipe[0] * stages != held_1f1b[0] * m_drawn)
+        fail(sprintf("GPipe held %s bytes on stage 0 and 1F1B %s, not M/P " \
+                     "as much", held_gpipe[0], held_1f1b[0]))
+    ratio = sprintf("%.0f", held_gpipe[0] / held_1f1b[0])
+    macro("PipeHeldRatio", ratio == 2 ? "twice" : ratio " times")
     slot_zb = held_zb[0] / peak["zb-h1", 0]
     slot_one = held_1f1b[0] / peak["1f1b", 0]
     if (slot_zb <= slot_one)
