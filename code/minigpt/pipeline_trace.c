@@ -142,7 +142,8 @@ double trace_transfer(const PipeOp *ops, int P, int V, int n)
                            : (gaps[count / 2 - 1] + gaps[count / 2]) / 2;
     }
     free(gaps);
-    return median;
+    return fmax(median, 0);      /* never less than nothing, whatever the
+                                    clocks' offsets left over */
 }
 double trace_theory(const Pipeline *schedule, double backward_ratio,
                     double weight_share)
@@ -267,7 +268,7 @@ void pipeline_trace_step(PipelineTrace *t, const PipeOp *mine,
         write_rows(t, step);
 }
 /* The median of one field of the recorded steps, after the warm-up. */
-static double step_median(const PipelineTrace *t, size_t offset,
+static double median_of_steps(const PipelineTrace *t, size_t offset,
                           int *timed)
 {
     RunSummary s = { .steps = t->count };
@@ -283,14 +284,15 @@ static double step_median(const PipelineTrace *t, size_t offset,
         *timed = s.timed;
     return s.timed > 0 ? s.step_median : 0;
 }
-#define MEDIAN(field) step_median(t, offsetof(TraceStep, field), NULL)
+#define MEDIAN(field) median_of_steps(t, offsetof(TraceStep, field), NULL)
 
 void pipeline_trace_report(const PipelineTrace *t, Report *r)
 {
     if (t->rank != 0)
         return;
     int timed = 0, P = t->schedule.stages;
-    double measured = step_median(t, offsetof(TraceStep, measured), &timed);
+    double measured = median_of_steps(t, offsetof(TraceStep, measured),
+                                      &timed);
     double forward = MEDIAN(forward), backward = MEDIAN(backward);
     double weight = MEDIAN(weight);
     double ratio = forward > 0 ? (backward + weight) / forward : 0;
@@ -335,24 +337,25 @@ static const char *trace_text(const Report *r, const char *key)
 void pipeline_trace_print(FILE *out, const Report *r)
 {
 #define T(key) trace_field(r, key)
-    fprintf(out, "bubble, measured  = 1 - busy / (P x step) = %s %%, the "
-            "median of %s\n", sig(100 * T("bubble_measured"), 3).s,
+    fprintf(out, "bubble         = %s %% measured: 1 − busy ÷ (P × step), "
+            "the median of %s\n", sig(100 * T("bubble_measured"), 3).s,
             counted(T("trace_steps"), "step", "steps").s);
-    fprintf(out, "bubble, replayed  = %s %%, each operation's measured "
-            "time and no waiting\n", sig(100 * T("bubble_replayed"), 3).s);
-    fprintf(out, "  with transfers  = %s %%, each message taking %s\n",
+    fprintf(out, "  replayed     = %s %%: each operation as long as it "
+            "took, no other wait\n", sig(100 * T("bubble_replayed"), 3).s);
+    fprintf(out, "  + transfers  = %s %%: each message taking %s\n",
             sig(100 * T("bubble_replayed_transfers"), 3).s,
             duration(T("transfer_seconds")).s);
-    fprintf(out, "bubble, formula   = %s %%\n",
+    fprintf(out, "  formula      = %s %%\n",
             sig(100 * T("bubble_theory"), 3).s);
-    fprintf(out, "forward %s, backward %s, weight gradient %s per "
-            "operation; stages %s %% apart\n",
+    fprintf(out, "operations     = forward %s, backward %s",
             duration(T("forward_seconds")).s,
-            duration(T("backward_seconds")).s,
-            duration(T("weight_seconds")).s,
-            sig(100 * T("stage_imbalance"), 3).s);
-    fprintf(out, "peak in flight    = %s measured, %s by the schedule "
-            "(micro-batches, stage by stage)\n",
+            duration(T("backward_seconds")).s);
+    if (T("weight_seconds") > 0)
+        fprintf(out, ", weight gradient %s", duration(T("weight_seconds")).s);
+    fprintf(out, ";\n                 the busiest stage %s %% above the "
+            "mean\n", sig(100 * T("stage_imbalance"), 3).s);
+    fprintf(out, "in flight      = %s measured, %s by the schedule "
+            "(micro-batches, by stage)\n",
             trace_text(r, "peak_inflight_per_stage"),
             trace_text(r, "peak_inflight_schedule_per_stage"));
 #undef T
