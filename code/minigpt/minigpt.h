@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/94-trainer-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 
@@ -189,6 +189,14 @@ double seconds_now(void);
 /* Unit u's tensors packed one after another, in tensor order, in a buffer
    of the unit's size. */
 Params unit_packed(const Model *m, real *packed, int unit);
+/* Tensor t's part of unit u is count[t] numbers from offset[t] of the flat
+   array of N; count[t] is 0 where the tensor has no part in the unit. */
+void unit_layout(const Model *m, int unit, size_t *offset, size_t *count);
+/* Unit u's tensors where they lie in a flat array of N. */
+Params unit_view(const Model *m, real *flat, int unit);
+size_t unit_size(const Model *m, int unit);
+/* The t-th pointer of a Params, t in 0 .. PARAM_TENSORS - 1. */
+real **param_tensor(Params *p, int t);
 /* A pipeline stage's part of a model of shape `config`, for batches of
    `batch`; model_init_split is the shape of every block and both ends. */
 int model_init_stage(Model *m, ModelConfig config, const StageShape *shape,
@@ -205,14 +213,6 @@ void whole_param_sizes(const ModelConfig *c, size_t *size);
    (whole_params_count), on every rank of the pipeline; and back. */
 void pipeline_gather(const Model *m, const real *local, real *whole);
 void pipeline_scatter(const Model *m, const real *whole, real *local);
-/* Tensor t's part of unit u is count[t] numbers from offset[t] of the flat
-   array of N; count[t] is 0 where the tensor has no part in the unit. */
-void unit_layout(const Model *m, int unit, size_t *offset, size_t *count);
-/* Unit u's tensors where they lie in a flat array of N. */
-Params unit_view(const Model *m, real *flat, int unit);
-size_t unit_size(const Model *m, int unit);
-/* The t-th pointer of a Params, t in 0 .. PARAM_TENSORS - 1. */
-real **param_tensor(Params *p, int t);
 /* C (M, N) = op(A) (M, K) · op(B) (K, N), or += when accumulate is set.
    op(A) is A, or A transposed when trans_a is set; likewise B. */
 void gemm(GemmWorkspace *w, int M, int N, int K,

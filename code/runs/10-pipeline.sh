@@ -4,6 +4,21 @@ set -eu
 bin="$1/bin" machine="$1/machine.json"
 numbers="$1/numbers" data="$1/data"
 formats=$(cat code/common/formats.awk)
+formats="$formats"'
+function sig3(x,   magnitude, s) {
+    if (x == 0) return "0"
+    magnitude = int(log(x < 0 ? -x : x) / log(10) + 100) - 100
+    if (2 - magnitude <= 0) return grouped(x)
+    s = sprintf("%.*f", 2 - magnitude, x)
+    sub(/0+$/, "", s); sub(/\.$/, "", s)
+    return s
+}
+function sort(a, n,    i, j, x) {               # insertion sort
+    for (i = 2; i <= n; i++)
+        for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+            x = a[j]; a[j] = a[j - 1]; a[j - 1] = x
+        }
+}'
 field() {        # the number after "KEY": in a JSON report
     awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
 }
@@ -54,14 +69,6 @@ spelled() {      # spelled M: 16 -> Sixteen
 }
 run_macros() {   # run_macros PREFIX JSON: the run's fields as macros
     awk -v prefix="$1" "$formats"'
-        function sig3(x,   magnitude, s) {   # three figures, as sig() does
-            if (x == 0) return "0"
-            magnitude = int(log(x < 0 ? -x : x) / log(10) + 100) - 100
-            if (2 - magnitude <= 0) return grouped(x)
-            s = sprintf("%.*f", 2 - magnitude, x)
-            sub(/0+$/, "", s); sub(/\.$/, "", s)
-            return s
-        }
         function name(key,   out, i, c, up) {
             up = 1; out = ""
             for (i = 1; i <= length(key); i++) {
@@ -138,11 +145,7 @@ NR == 1 { next }
 $7 > end[$1] { end[$1] = $7 }
 END {
     for (i = warmup + 1; i <= steps; i++) length_of[++n] = end[order[i]]
-    for (i = 2; i <= n; i++)                       # insertion sort
-        for (j = i; j > 1 && length_of[j - 1] > length_of[j]; j--) {
-            x = length_of[j]; length_of[j] = length_of[j - 1]
-            length_of[j - 1] = x
-        }
+    sort(length_of, n)
     for (i = warmup + 1; i <= steps; i++)
         if (end[order[i]] == length_of[int((n + 1) / 2)]) {
             print order[i]; exit
@@ -150,8 +153,8 @@ END {
 }'
 for schedule in $schedules; do
     f="$data/10-drawn-$schedule.json"
-    step=$(awk -F, -v warmup="$(field warmup_steps "$f")" "$median_step" \
-           "$data/10-drawn-$schedule.csv")
+    step=$(awk -F, -v warmup="$(field warmup_steps "$f")" \
+               "$formats$median_step" "$data/10-drawn-$schedule.csv")
     awk -F, -v step=$step 'NR == 1 || $1 == step' \
         "$data/10-drawn-$schedule.csv" > "$data/10-gantt-$schedule.csv"
     v=1 flags=""
@@ -194,7 +197,7 @@ done
 } > "$data/10-memory.csv"
 one="$data/10-bubble-1f1b-16"
 busy=$(awk -F, -v warmup="$(field warmup_steps "$one.json")" \
-           -v last=$((timed - 1)) '
+           -v last=$((timed - 1)) "$formats"'
     NR == 1 { next }
     !($1 in seen) { seen[$1] = 1; order[++steps] = $1 }
     { busy[$1, $2] += $7 - $6 }
@@ -204,10 +207,7 @@ busy=$(awk -F, -v warmup="$(field warmup_steps "$one.json")" \
             ratio[++n] = r
             if (n == 1 || r < low) low = r
         }
-        for (i = 2; i <= n; i++)                   # insertion sort
-            for (j = i; j > 1 && ratio[j - 1] > ratio[j]; j--) {
-                x = ratio[j]; ratio[j] = ratio[j - 1]; ratio[j - 1] = x
-            }
+        sort(ratio, n)
         printf "%.6g %.6g\n", ratio[int((n + 1) / 2)], low
     }' "$one.csv")
 echo "schedule,measured,replayed,transfers" > "$data/10-drawn.csv"
@@ -231,14 +231,7 @@ function fail(why) {
         > "/dev/stderr"
     bad = 1; exit 1
 }
-function pct(x,   magnitude, s) {      # a percentage to three figures
-    x *= 100
-    if (x == 0) return "0\\,\\%"
-    magnitude = int(log(x < 0 ? -x : x) / log(10) + 100) - 100
-    s = 2 - magnitude <= 0 ? grouped(x) : sprintf("%.*f", 2 - magnitude, x)
-    if (2 - magnitude > 0) { sub(/0+$/, "", s); sub(/\.$/, "", s) }
-    return s "\\,\\%"
-}
+function pct(x) { return sig3(100 * x) "\\,\\%" }
 function kb(x) { return grouped(x / 1e3) "\\,kB" }
 FNR == 1 { file++; next }
 file == 1 {
@@ -310,9 +303,10 @@ END {
     macro("PipeVerdictValues", near == runs \
           ? sprintf("its values survive too: all %d runs lie within a tenth " \
                     "of their formula.", runs) \
-          : sprintf("its values survive less well: %s of the %d runs lie " \
+          : sprintf("its values survive less well: %s of the %d runs %s " \
                     "within a tenth of their formula.", near == 0 ? "none" \
-                    : near, runs))
+                    : near == 1 ? "one" : near, runs, near == 1 ? "lies" \
+                    : "lie"))
     macro("PipeVerdictFalls", rises == "" \
           ? sprintf("The measured bubble fell at every doubling of $M$ for " \
                     "every schedule: %s.", falls) \
@@ -365,14 +359,23 @@ END {
               "imbalance too.", pct(excess), b[2] > 1 ? ", and longer in " \
               "every timed step" : "", vocab, pct(head), q, q))
     zb = measured["zb-h1", top]; one = measured["1f1b", top]
+    zb_replay = replayed["zb-h1", top]; one_replay = replayed["1f1b", top]
     macro("PipeVerdictZeroBubble", sprintf("With %d micro-batches zb-h1 " \
           "measured %s against 1F1B%ss %s, where the formulas give %s and " \
-          "%s: %s", top, pct(zb), q, pct(one), pct(theory["zb-h1", top]),
-          pct(theory["1f1b", top]), zb < one \
+          "%s, and the replays, which keep the operations and drop the " \
+          "waits, %s and %s: %s", top, pct(zb), q, pct(one),
+          pct(theory["zb-h1", top]), pct(theory["1f1b", top]), pct(zb_replay),
+          pct(one_replay), zb < one && zb_replay < one_replay \
           ? "deferring the weight gradients filled idle time, as the " \
             "schedule meant them to." \
+          : zb_replay < one_replay \
+          ? "the schedule filled idle time, as the replays show, and the " \
+            "machine took more of it back from zb-h1." \
+          : zb < one \
+          ? "zb-h1 measured less, but its replay did not, so the difference " \
+            "is the machine" q "s, not the schedule" q "s." \
           : "here the deferred weight gradients did not fill the idle time " \
-            "they were meant to."))
+            "they were meant to, even in the replay."))
     il = measured["interleaved", top]
     sends_il = with_transfers["interleaved", top] - replayed["interleaved", top]
     rest_il = il - with_transfers["interleaved", top]
