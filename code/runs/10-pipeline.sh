@@ -351,13 +351,12 @@ END {
     else
         macro("PipeVerdictHead", sprintf("At the median timed step of that " \
               "run the last stage was busy %s longer than the first%s. Its " \
-              "final norm, head and loss explain little of that: at a " \
-              "vocabulary of %d the head adds %s to the blocks%s FLOPs. The " \
-              "rest is how the two stages ran on this machine, each " \
-              "operation%ss time as the core it ran on gave it, and the " \
-              "replay, which keeps each measured duration, keeps the " \
-              "imbalance too.", pct(excess), b[2] > 1 ? ", and longer in " \
-              "every timed step" : "", vocab, pct(head), q, q))
+              "final norm, head and loss add only %s to its blocks%s FLOPs " \
+              "at a vocabulary of %d; the rest is how the two stages ran on " \
+              "this machine, each operation%ss time as the core it ran on " \
+              "gave it, and the replay, which keeps each measured duration, " \
+              "keeps the imbalance too.", pct(excess), b[2] > 1 ? ", and " \
+              "longer in every timed step" : "", pct(head), q, vocab, q))
     zb = measured["zb-h1", top]; one = measured["1f1b", top]
     zb_replay = replayed["zb-h1", top]; one_replay = replayed["1f1b", top]
     macro("PipeVerdictZeroBubble", sprintf("With %d micro-batches zb-h1 " \
