@@ -368,8 +368,9 @@ rm -f "$out/10-ex9-verify.out"
 # peaks FILE: the peaks in flight by stage, "4,3,2,1", under the name the
 # trainer's report gives them.
 peaks() {
-    sed -n 's/^ *"peak_in_\{0,1\}flight\(_per_stage\)\{0,1\}": "\([0-9,.]*\)",\{0,1\}$/\2/p' \
-        "$1" | head -n 1
+    # each stage's measured peak: "2 1" in the report, "2,1" here
+    sed -n 's/^ *"peak_inflight_per_stage": "\([0-9 ]*\)",\{0,1\}$/\1/p' \
+        "$1" | head -n 1 | tr ' ' ','
 }
 {
     j="$out/10-ex9-zb-h1.json"

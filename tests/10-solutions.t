@@ -321,7 +321,7 @@ sub in_flight {
         my $j = $j{$s};
         is($j->{pp}, $p, "10.9: $s on $p stages");
         is($j->{schedule}, $s, "10.9: $s is the schedule it ran");
-        my $peaks = $j->{peak_inflight_per_stage} // $j->{peak_in_flight} // '';
+        (my $peaks = $j->{peak_inflight_per_stage} // '') =~ tr/ /,/;
         my @want = map { in_flight($s, $p, $m, $_) } 0 .. $p - 1;
         is($peaks, join(',', @want), "10.9: $s: the peaks measured, by stage");
         is($macro{"SolTenI$name{$s}Peaks"}, join(', ', @want), "10.9: $s: printed");

@@ -76,7 +76,7 @@ void report_run(Report *r, const Model *m, const Settings *set,
     all /= steps;
     report_text(r, "cpu", cpu);
     report_add(r, "cores", FIELD_COUNT, (double)sysconf(_SC_NPROCESSORS_ONLN));
-    report_add(r, "layers", FIELD_COUNT, L);
+    report_add(r, "layers", FIELD_COUNT, m->whole.layers);  /* all stages' */
     report_add(r, "hidden", FIELD_COUNT, C);
     report_add(r, "heads", FIELD_COUNT, c.heads);
     report_add(r, "seq", FIELD_COUNT, c.seq);
