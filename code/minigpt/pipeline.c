@@ -235,7 +235,7 @@ int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds)
     m->pp = s;
     pipeline_order(&s->schedule, s->rank, s->ops);
     size_t BTC = (size_t)rows * set->config.seq * set->config.hidden;
-    size_t kept = s->schedule.schedule != SCHEDULE_ZB_H1 ? 0  /* 2C + 7C */
+    size_t kept = s->schedule.schedule != SCHEDULE_ZB_H1 ? 0  /* 9C a token */
                 : (size_t)shape.layers * 9 * BTC;
     size_t count = m->acts_count + kept;
     s->message_size = BTC;

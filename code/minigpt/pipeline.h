@@ -8,7 +8,7 @@
 typedef struct {                 /* one micro-batch's pass in flight       */
     int micro_batch, chunk;      /* whose; micro_batch -1 while free        */
     real *acts;                  /* (acts_count) the chunk's activations   */
-    real *deferred;              /* zb-h1: (L/P, B, T, 2C + 7C) the
+    real *deferred;              /* zb-h1: (L/P, B, T, 9C) the
                                     products' output gradients; or NULL    */
 } Slot;
 
