@@ -343,8 +343,9 @@ END {
         macro("PipeVerdictHead", sprintf("The last stage, which also " \
               "computes the final norm, the head and the loss, was busy no " \
               "longer than the first at the median timed step of that run " \
-              "(%s of the first%ss busy time): at a vocabulary of %d the head adds only " \
-              "%s to the stage%ss FLOPs.", pct(b[1]), q, vocab, pct(head), q))
+              "(%s of the first%ss busy time): at a vocabulary of %d the " \
+              "head adds only %s to the stage%ss FLOPs.", pct(b[1]), q, vocab,
+              pct(head), q))
     else if (excess <= 2 * head)
         macro("PipeVerdictHead", sprintf("At the median timed step of that " \
               "run the last stage was busy %s longer than the first, about " \
@@ -390,7 +391,8 @@ END {
           pct(one), top, pct(theory["interleaved", top]),
           pct(theory["1f1b", top]), il < one ? "." : ": the smaller formula " \
           "did not survive the measurement.", times, q,
-          pct(with_transfers["interleaved", top]), pct(replayed["interleaved", top]),
+          pct(with_transfers["interleaved", top]),
+          pct(replayed["interleaved", top]),
           sends_il > rest_il \
           ? "the sends are most of what its measurement adds to its replay." \
           : sprintf("they account for %s of the step, and the rest of what " \
