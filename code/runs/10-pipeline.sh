@@ -271,9 +271,10 @@ END {
     }
     macro("PipeMeasuredFalls", falling == 3 ? 1 : 0)
     macro("PipeMeasuredFallsCount", falling == 0 ? "none" : falling)
+    split("One Two Three Four Five Six Seven Eight Nine Ten", spelt, " ")
     macro("PipeMeasuredWithinTen", sprintf("%s of the eleven measurements " \
           "that have a formula %s within 10\\,\\%% of it.", within == 0 \
-          ? "None" : within == 1 ? "One" : within == 11 ? "All" : within,
+          ? "None" : within == 11 ? "All" : spelt[within],
           within == 1 ? "lies" : "lie"))
     macro("PipeMeasuredReplayAbove", pct(replayed["1f1b", 4]) != \
           pct(theory["1f1b", 4]) && replayed["1f1b", 4] > theory["1f1b", 4])
