@@ -279,6 +279,8 @@ END {
     macro("PipeMeasuredReplayAbove", pct(replayed["1f1b", 4]) != \
           pct(theory["1f1b", 4]) && replayed["1f1b", 4] > theory["1f1b", 4])
     macro("PipeMeasuredFourShared", drawn > cores ? 1 : 0)
+    macro("PipeMeasuredSendsBelow", with_transfers["1f1b", 4] \
+          <= measured["1f1b", 4] ? 1 : 0)
     rises = ""; falls = ""
     for (k = 1; k <= 4; k++) {
         s = order[k]
