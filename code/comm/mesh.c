@@ -1,4 +1,4 @@
-/* Tangled from chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/95-parallel-plumbing.nw and chapters/99-mesh-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -136,4 +136,35 @@ void mesh_print(const Mesh *mesh, FILE *out)
     for (int r = 0; all != NULL && r < mesh->ranks; r++)
         fprintf(out, "%s\n", all + (size_t)r * LINE);
     free(all);
+}
+static double step_parts[STEP_PARTS];
+
+void step_clock_add(StepPart part, double seconds)
+{
+    step_parts[part] += seconds;
+}
+
+double step_clock_stop(StepPart part, double started)
+{
+    double now = MPI_Wtime();
+    step_parts[part] += now - started;
+    return now;
+}
+
+double step_clock_seconds(StepPart part)
+{
+    return step_parts[part];
+}
+
+void step_clock_reset(void)
+{
+    for (int part = 0; part < STEP_PARTS; part++)
+        step_parts[part] = 0;
+}
+
+const char *step_part_name(StepPart part)
+{
+    static const char *const names[STEP_PARTS]
+        = { "tp", "pp", "dp", "bubble", "optimizer" };
+    return names[part];
 }

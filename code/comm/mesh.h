@@ -1,4 +1,4 @@
-/* Tangled from chapters/09-tensor-parallel.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/09-tensor-parallel.nw, chapters/95-parallel-plumbing.nw and chapters/99-mesh-plumbing.nw; edit the chapters, not this file. */
 #ifndef MESH_H
 #define MESH_H
 
@@ -20,6 +20,19 @@ typedef struct {
 int mesh_init(Mesh *mesh, MPI_Comm world, int tp, int pp, int dp,
               char *why, size_t why_size);
 void mesh_free(Mesh *mesh);
+/* The parts of a step that a rank's clock keeps; compute comes from the
+   model's tally, and what is left of the step is other. */
+typedef enum { PART_TP, PART_PP, PART_DP, PART_BUBBLE, PART_OPTIMIZER,
+               STEP_PARTS } StepPart;
+/* Add seconds to one part of this rank's step. */
+void step_clock_add(StepPart part, double seconds);
+/* Add the time since `started` (an MPI_Wtime) to part; returns now. */
+double step_clock_stop(StepPart part, double started);
+/* The seconds a part has had since the last reset. */
+double step_clock_seconds(StepPart part);
+void step_clock_reset(void);
+/* The part's name in reports: "tp", "pp", "dp", "bubble", "optimizer". */
+const char *step_part_name(StepPart part);
 /* 1 after one line in why when tp × pp × dp is not `ranks` (or an axis is
    not positive); 0 when the layout fits. */
 int mesh_refuses(int ranks, int tp, int pp, int dp, char *why,
