@@ -18,7 +18,8 @@ our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
                  printed_number macro_agrees minigpt_params minigpt_flags
                  same_files different_files files_in exercise_items refused
                  refused_no_output verify_ok solution_sources_ok
-                 exercise_file_ok answers_not_given_away solutions_pdf_ok);
+                 exercise_file_ok answers_not_given_away solutions_pdf_ok
+                 write_file lab_documented);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -457,6 +458,34 @@ sub solutions_pdf_ok {
                              "solutions: Exercise $c.$n prints $want");
         }
     }
+}
+
+# Write TEXT to PATH (a file a test makes, such as a broken copy of a lab's
+# solution); die if it cannot.
+sub write_file {
+    my ($path, $text) = @_;
+    open(my $fh, '>', $path) or die "$path: $!";
+    print $fh $text;
+    close $fh or die "$path: $!";
+}
+
+# A lab's make TARGET is documented: README (relative to the root) says how
+# to grade FILE with it, and the Makefile lists it in its header and
+# declares it phony. Returns the README's text.
+sub lab_documented {
+    my (%a) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $root = root();
+    my $readme = slurp("$root/$a{readme}") // '';
+    Test::More::like($readme, qr/\Qmake $a{target} LAB=$a{file}\E/,
+                     'README says how to grade');
+    my $makefile = slurp("$root/Makefile") // '';
+    Test::More::like($makefile, qr/^#   make \Q$a{target}\E LAB=file\.c$/m,
+                     "the Makefile's header lists $a{target}");
+    Test::More::like($makefile,
+                     qr/^\.PHONY:(?:[^\n]*\\\n)*[^\n]*\b\Q$a{target}\E\b/m,
+                     "$a{target} is phony");
+    return $readme;
 }
 
 1;
