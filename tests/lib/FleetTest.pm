@@ -1,7 +1,8 @@
 # tests/lib/FleetTest.pm: what every test needs: the repository root; a way
 # to run a tool (alone or under mpiexec) and read its JSON; the contracts
 # every tool keeps (a refusal is one line and exit status 2; --verify ends
-# in OK within its tolerance); and comparisons with a stated tolerance.
+# in OK within its tolerance); comparisons with a stated tolerance; and the
+# checks that end every chapter's solutions and lab tests.
 package FleetTest;
 use strict;
 use warnings;
