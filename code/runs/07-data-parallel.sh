@@ -53,9 +53,12 @@ if [ "$cores" -ge 4 ]; then
             --output "$numbers/07-allreduce-4.tex" 2>/dev/null
     timed=1
 else
-    mpiexec -n 4 $bin/allreduce --max-bytes 65536 --seconds 0.001 --warmup 1 \
-            --repeats 1 --latex RingFour \
+    checked=4096            # a check of correctness, not a measurement
+    mpiexec -n 4 $bin/allreduce $memcpy --max-bytes $checked \
+            --seconds 0.001 --warmup 1 --repeats 1 --latex RingFour \
             --output "$numbers/07-allreduce-4.tex" 2>/dev/null
+    printf '\\newcommand{\\RingFourCheckedKib}{%d}\n' $((checked / 1024)) \
+        >> "$numbers/07-allreduce-4.tex"
     rm -f "$transcripts/07-allreduce-4.txt" \
           "$transcripts/07-allreduce-4-short.txt"
     timed=0
