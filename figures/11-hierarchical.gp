@@ -8,7 +8,7 @@ set logscale y 10
 set format y '%g'
 set xlabel 'buffer size (bytes)'
 set ylabel 'time per all-reduce (ms)'
-set key top left reverse Left samplen 2 spacing 1.3
+set key bottom right reverse Left samplen 2 spacing 1.3 opaque
 set grid xtics ytics
 set offsets graph 0.03, graph 0.03, 0, 0
 file = data.'/11-hierarchical.csv'

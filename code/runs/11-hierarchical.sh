@@ -5,7 +5,7 @@ bin="$1/bin" machine="$1/machine.json"
 transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
 formats=$(cat code/common/formats.awk)
 ranks=4 group=2 delay_us=1000 throttle_gbs=0.02 repeats=5
-min=65536 max=4194304
+min=131072 max=8388608
 cores=$(nproc)
 mpiexec -n $ranks $bin/allreduce --op hierarchical --group $group \
         --delay-us $delay_us --throttle-gbs $throttle_gbs \
