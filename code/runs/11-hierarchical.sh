@@ -73,7 +73,8 @@ END {
     if (n < 2) fail("fewer than two sizes measured")
     macro("HierRunRanks", ranks); macro("HierRunGroup", group)
     macro("HierRunGroups", ranks / group); macro("HierRunCores", cores)
-    macro("HierRunDelayUs", delay); macro("HierRunThrottleGBps", throttle)
+    macro("HierRunDelayUs", grouped(delay))
+    macro("HierRunThrottleGBps", throttle)
     macro("HierRunRepeats", repeats)
     macro("HierRunSmallest", size(s[1])); macro("HierRunLargest", size(s[n]))
     macro("HierRunOversubscribed", ranks > cores ? \
