@@ -8,7 +8,8 @@ typedef struct {
     Link inside, across;
     const char *part;          /* the part's name, or this machine        */
     double flat_s, hierarchical_s, rails_s;
-    double inside_s, across_s; /* the hierarchy's phases: both inside; across */
+    double inside_s;           /* the hierarchy's two phases inside       */
+    double across_s;           /* and its all-reduce across               */
 } AllReduce;
 
 static void derive_allreduce(AllReduce *a)

@@ -48,7 +48,10 @@ awk -F, -v ranks=$ranks -v group=$group -v delay=$delay_us \
     -v bucket="$numbers/11-hierarchical-bucket.tex" \
     "$formats"'
 function macro(name, text) { printf "\\newcommand{\\%s}{%s}\n", name, text }
-function sig3(x,   w) { w = sprintf("%.3g", x); return w ~ /e/ ? grouped(x) : w }
+function sig3(x,   w) {
+    w = sprintf("%.3g", x)
+    return w ~ /e/ ? grouped(x) : w
+}
 function size(b) { return b >= 1048576 ? sprintf("%g\\,MiB", b / 1048576) \
                                        : sprintf("%g\\,KiB", b / 1024) }
 function fail(why) {
@@ -66,7 +69,8 @@ function seconds(file, name,   line, v) {     # the value of \name in file
 }
 NR > 1 {
     n++; s[n] = $1; fm[n] = $2; hm[n] = $3; fp[n] = $4; hp[n] = $5
-    if ($2 <= 0 || $3 <= 0 || $4 <= 0 || $5 <= 0) fail("a time is not positive")
+    if ($2 <= 0 || $3 <= 0 || $4 <= 0 || $5 <= 0)
+        fail("a time is not positive")
 }
 END {
     if (bad) exit 1
