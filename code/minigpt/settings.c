@@ -242,11 +242,6 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
                          "of it", P, set->micro);
                 return 2;
             }
-            if (runs && set->mesh.tp > 1) {
-                complain(command, "--tp with --pp: the three axes together are the "
-                         "next chapter; give one of them");
-                return 2;
-            }
             if (runs && set->parallel.stage >= 2) {
                 complain(command, "--zero %d with --pp: a pipeline takes --zero 0 "
                          "or 1", set->parallel.stage);
