@@ -53,9 +53,9 @@ for sp in "" --sequence-parallel; do
             --steps 1 --eval-every 1000 --quiet --json --machine "$machine" \
             --output "$data/11-message$sp.json"
 done
-f="$data/11-message.json"
+f="$data/11-message.json" sp="$data/11-message--sequence-parallel.json"
 awk -v whole="$(field message_bytes "$f")" \
-    -v rows="$(field message_bytes "$data/11-message--sequence-parallel.json")" \
+    -v rows="$(field message_bytes "$sp")" \
     -v b="$(field micro_batch "$f")" -v t="$(field seq "$f")" \
     -v c="$(field hidden "$f")" 'BEGIN {
     if (whole != 4 * b * t * c || rows != whole / 2) exit 1
