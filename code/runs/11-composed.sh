@@ -41,7 +41,10 @@ verify() {       # verify NAME RANKS FLAGS...: its JSON verdict, and macros
 : > "$numbers/11-composed.tex"
 pipelined="--micro-batches 2"
 verify TwoTwoTwo 8 --tp 2 --pp 2 --dp 2 $pipelined \
-       --transcript "$transcripts/11-verify-2x2x2.txt"
+       --transcript "$data/11-verify-2x2x2.txt"
+awk 'length > 84 && match($0, /.*, /) {    # the page holds 84 characters
+    print substr($0, 1, RLENGTH - 1); $0 = "        " substr($0, RLENGTH + 1)
+} { print }' "$data/11-verify-2x2x2.txt" > "$transcripts/11-verify-2x2x2.txt"
 verify TwoTwoTwoZero 8 --tp 2 --pp 2 --dp 2 $pipelined --zero 1
 verify TwoTwoTwoSp 8 --tp 2 --pp 2 --dp 2 $pipelined --zero 1 \
        --sequence-parallel
@@ -57,8 +60,14 @@ f="$data/11-message.json" sp="$data/11-message--sequence-parallel.json"
 awk -v whole="$(field message_bytes "$f")" \
     -v rows="$(field message_bytes "$sp")" \
     -v b="$(field micro_batch "$f")" -v t="$(field seq "$f")" \
-    -v c="$(field hidden "$f")" 'BEGIN {
+    -v c="$(field hidden "$f")" \
+    -v latency="$(field p2p_latency_s "$machine")" \
+    -v rate="$(field p2p_bytes_per_second "$machine")" \
+    "$(cat code/common/formats.awk)"'
+BEGIN {
     if (whole != 4 * b * t * c || rows != whole / 2) exit 1
+    printf "\\newcommand{\\MeshMessageTime}{%s}\n",
+           duration(latency + whole / rate)
     printf "\\newcommand{\\MeshMessageBytes}{%d}\n", whole
     printf "\\newcommand{\\MeshMessageBytesSp}{%d}\n", rows
     printf "\\newcommand{\\MeshMicroBatch}{%d}\n", b
