@@ -57,13 +57,14 @@ for my $how (['tensor', '--bucket-mb', 0], ['one-mib', '--bucket-mb', 1],
 }
 is(scalar @{ $loss{tensor} }, 12, 'the log holds a loss per step');
 for my $name (qw(one-mib one-bucket blocking)) {
-    my @far = grep {
-        abs($loss{$name}[$_] - $loss{tensor}[$_]) > 1e-6 * abs($loss{tensor}[$_])
-    } 0 .. $#{ $loss{tensor} };
+    my @want = @{ $loss{tensor} };
+    my @far = grep { abs($loss{$name}[$_] - $want[$_]) > 1e-6 * abs $want[$_] }
+              0 .. $#want;
     is("@far", '', "$name: every step's loss as with one all-reduce per "
                    . 'tensor, to 1e-6') or diag "@{ $loss{$name} }";
 }
-is($report{'one-mib'}{buckets}, 2, '1 MiB cuts this gradient into two buckets');
+is($report{'one-mib'}{buckets}, 2,
+   '1 MiB cuts this gradient into two buckets');
 is($report{'one-bucket'}{buckets}, 1, '64 MiB holds it in one');
 is($report{tensor}{buckets}, 0, '--bucket-mb 0: no buckets');
 is($report{'one-mib'}{allreduce}, 'mpi, overlapped, in buckets',
@@ -176,45 +177,36 @@ sub sentences {
         or diag $err;
     return read_macros("$dir/build/numbers/11-buckets.tex");
 }
-{
-    my $m = sentences('flat', map { $_ => 0.1 } keys %buckets);
-    like($m->{BucketVerdictStep}, qr/does not show in the step time/,
-         'flat: the bucket size does not show');
-    like($m->{BucketVerdictEnds}, qr/within the spread of each other/,
-         'flat: the two ends are not told apart');
-    like($m->{BucketVerdictHidden}, qr/cannot say how much/,
-         'flat: nor how much was hidden');
-}
-{
-    my $m = sentences('one wins', 0 => 0.15, 1 => 0.14, 2 => 0.13,
-                      4 => 0.12, 8 => 0.11, 64 => 0.10, blocking => 0.10,
-                      compute => 0.05);
-    like($m->{BucketVerdictStep},
+# Each case: a name, the made-up step seconds, and what the sentences
+# must say, macro by macro.
+my %flat = map { $_ => 0.1 } keys %buckets;
+for my $case (
+    ['flat', \%flat,
+     BucketVerdictStep => qr/does not show in the step time/,
+     BucketVerdictEnds => qr/within the spread of each other/,
+     BucketVerdictHidden => qr/cannot say how much/],
+    ['one wins', { 0 => 0.15, 1 => 0.14, 2 => 0.13, 4 => 0.12, 8 => 0.11,
+                   64 => 0.10, blocking => 0.10, compute => 0.05 },
+     BucketVerdictStep =>
          qr/fastest step, 101~ms, came with one bucket.*slowest, 151~ms,/,
-         'one wins: the sentence names both ends');
-    like($m->{BucketVerdictEnds}, qr/fewer and\s+larger all-reduces won/,
-         'one wins: fewer, larger all-reduces won');
-    like($m->{BucketVerdictHidden}, qr/no bucket size hid/,
-         'one wins: none hid a measurable part of the blocking cost');
-}
-{
-    my $m = sentences('middle wins', 0 => 0.15, 1 => 0.12, 2 => 0.10,
-                      4 => 0.11, 8 => 0.13, 64 => 0.15, blocking => 0.16,
-                      compute => 0.09);
-    like($m->{BucketVerdictEnds},
+     BucketVerdictEnds => qr/fewer and\s+larger all-reduces won/,
+     BucketVerdictHidden => qr/no bucket size hid/],
+    ['middle wins', { 0 => 0.15, 1 => 0.12, 2 => 0.10, 4 => 0.11,
+                      8 => 0.13, 64 => 0.15, blocking => 0.16,
+                      compute => 0.09 },
+     BucketVerdictEnds =>
          qr/between the ends won: buckets of 2~MiB \(7 of them\)/,
-         'middle wins: named as such');
-    like($m->{BucketVerdictHidden}, qr/hid 60~ms of it, 86/,
-         'middle wins: with the share of the blocking cost it hid');
-}
-{
-    my $m = sentences('early wins', 0 => 0.10, 1 => 0.11, 2 => 0.12,
-                      4 => 0.13, 8 => 0.14, 64 => 0.15, blocking => 0.09,
-                      compute => 0.05);
-    like($m->{BucketVerdictEnds}, qr/starting early\s+won/,
-         'early wins: starting early won');
-    like($m->{BucketVerdictHidden}, qr/cost more than it hid/,
-         'early wins: slower than blocking, overlap cost more than it hid');
+     BucketVerdictHidden => qr/hid 60~ms of it, 86/],
+    ['early wins', { 0 => 0.10, 1 => 0.11, 2 => 0.12, 4 => 0.13,
+                     8 => 0.14, 64 => 0.15, blocking => 0.09,
+                     compute => 0.05 },
+     BucketVerdictEnds => qr/starting early\s+won/,
+     BucketVerdictHidden => qr/cost more than it hid/]) {
+    my ($name, $step, @says) = @$case;
+    my $macros = sentences($name, %$step);
+    while (my ($macro, $pattern) = splice @says, 0, 2) {
+        like($macros->{$macro}, $pattern, "$name: \\$macro says $pattern");
+    }
 }
 
 done_testing();
