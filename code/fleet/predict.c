@@ -217,43 +217,21 @@ static void report_prediction(Report *r, const Prediction *p,
     report_add(r, "bubble_fraction", FIELD_FRACTION, p->bubble_fraction);
 }
 
-static void report_breakdown(Report *r, const Prediction *p)
+/* The parts, named as minigpt's report names them (whole = 1) or by
+   their own names alone. */
+static void report_breakdown(Report *r, const Prediction *p, int whole)
 {
-    report_add(r, "compute_s", FIELD_REAL, p->compute_s);
-    report_add(r, "exposed_comm_tp_s", FIELD_REAL, p->tp_s);
-    report_add(r, "exposed_comm_pp_s", FIELD_REAL, p->pp_s);
-    report_add(r, "exposed_comm_dp_s", FIELD_REAL, p->dp_s);
-    report_add(r, "bubble_s", FIELD_REAL, p->bubble_s);
-    report_add(r, "optimizer_s", FIELD_REAL, p->optimizer_s);
-    report_add(r, "other_s", FIELD_REAL, p->other_s);
-    report_add(r, "step_s", FIELD_REAL, p->step_s);
-}
-
-static void print_json_fields(FILE *out, const Report *r)
-{
-    for (int i = 0; i < r->count; i++) {
-        const Field *f = &r->fields[i];
-        fprintf(out, "\n      \"%s\": ", f->key);
-        if (f->kind == FIELD_TEXT)
-            fprintf(out, "\"%s\",", f->text);
-        else
-            fprintf(out, "%.17g,", f->value);
-    }
-}
-
-static void print_json_prediction(FILE *out, const Prediction *p,
-                                  const MiniShape *s, int index)
-{
-    Report r = { .count = 0 };
-    report_prediction(&r, p, s);
-    fprintf(out, "%s\n    {", index ? "," : "");
-    print_json_fields(out, &r);
-    fprintf(out, "\n      \"step_breakdown\": {\"compute_s\": %.17g, "
-            "\"exposed_comm_s\": {\"tp\": %.17g, \"pp\": %.17g, "
-            "\"dp\": %.17g}, \"bubble_s\": %.17g, \"optimizer_s\": %.17g, "
-            "\"other_s\": %.17g, \"step_s\": %.17g}\n    }", p->compute_s,
-            p->tp_s, p->pp_s, p->dp_s, p->bubble_s, p->optimizer_s,
-            p->other_s, p->step_s);
+    static const char *const names[] = {
+        "step_breakdown_compute_s", "step_breakdown_exposed_comm_tp_s",
+        "step_breakdown_exposed_comm_pp_s", "step_breakdown_exposed_comm_dp_s",
+        "step_breakdown_bubble_s", "step_breakdown_optimizer_s",
+        "step_breakdown_other_s", "step_breakdown_step_s"
+    };
+    double parts[] = { p->compute_s, p->tp_s, p->pp_s, p->dp_s, p->bubble_s,
+                       p->optimizer_s, p->other_s, p->step_s };
+    size_t skip = whole ? 0 : strlen("step_breakdown_");
+    for (int i = 0; i < 8; i++)
+        report_add(r, names[i] + skip, FIELD_REAL, parts[i]);
 }
 static Text ms(double seconds)
 {
@@ -287,7 +265,7 @@ static void print_latex_prediction(FILE *out, const Prediction *p,
 {
     static char keys[REPORT_MAX_FIELDS][64];
     Report all = { .count = 0 }, r = { .count = 0 };
-    report_breakdown(&all, p);
+    report_breakdown(&all, p, 0);
     report_add(&all, "bubble_fraction", FIELD_FRACTION, p->bubble_fraction);
     report_add(&all, "tp_all_reduces", FIELD_COUNT, p->tp_all_reduces);
     report_add(&all, "pp_messages", FIELD_COUNT, p->pp_messages);
@@ -436,15 +414,19 @@ int layout_on_machine(int argc, char **argv)
         return 2;
     }
     if (option_given(options, "--json")) {
-        fprintf(out.file, "{\n  \"layouts\": [");
-        for (int i = 0; i < total; i++)
-            print_json_prediction(out.file, &found[i], &s, i);
-        fprintf(out.file, "\n  ]\n}\n");
+        json_list_begin(out.file, "layouts");
+        for (int i = 0; i < total; i++) {
+            Report r = { .count = 0 };
+            report_prediction(&r, &found[i], &s);
+            report_breakdown(&r, &found[i], 1);
+            json_list_item(out.file, &r, i);
+        }
+        json_list_end(out.file);
     } else if (option_given(options, "--csv")) {
         for (int i = 0; i < total; i++) {
             Report r = { .count = 0 };
             report_prediction(&r, &found[i], &s);
-            report_breakdown(&r, &found[i]);
+            report_breakdown(&r, &found[i], 1);
             print_csv_row(out.file, &r, i == 0);
         }
     } else if (option_given(options, "--latex")) {
