@@ -132,7 +132,7 @@ cmp_ok($zb->{layouts}[0]{bubble_fraction}, '<', 1, 'zb-h1, m < p: below 1');
 my ($status, $out) = run($fleet, 'layout', '--machine', $machine, @shape);
 is($status, 0, 'the table prints');
 for my $l (@{ $all->{layouts} }) {
-    like($out, qr/TP$l->{tp} × PP$l->{pp} × DP$l->{dp}\s/,
+    like($out, qr/^  $l->{tp} × $l->{pp} × $l->{dp} /m,
          "the table lists $l->{tp}x$l->{pp}x$l->{dp}");
 }
 my $latex;

@@ -240,15 +240,14 @@ static Text ms(double seconds)
 
 static void print_table(FILE *out, const Prediction *p, int count)
 {
-    fprintf(out, "  %-18s %8s %8s %8s %8s %8s %9s %8s %8s\n", "layout",
+    fprintf(out, "  %-15s %7s %7s %7s %7s %7s %9s %7s %7s\n", "t × p × d",
             "compute", "TP", "PP", "DP", "bubble", "optimizer", "other",
             "step");
     for (int i = 0; i < count; i++) {
         const MeshLayout *l = &p[i].layout;
-        char name[64];
-        snprintf(name, sizeof name, "TP%g × PP%g × DP%g", l->tp, l->pp,
-                 l->dp);
-        fprintf(out, "  %-22s %8s %8s %8s %8s %8s %9s %8s %8s\n", name,
+        char name[64];              /* each × is two bytes, one column */
+        snprintf(name, sizeof name, "%g × %g × %g", l->tp, l->pp, l->dp);
+        fprintf(out, "  %-15s %7s %7s %7s %7s %7s %9s %7s %7s\n", name,
                 ms(p[i].compute_s).s, ms(p[i].tp_s).s, ms(p[i].pp_s).s,
                 ms(p[i].dp_s).s, ms(p[i].bubble_s).s, ms(p[i].optimizer_s).s,
                 ms(p[i].other_s).s, ms(p[i].step_s).s);
@@ -270,6 +269,9 @@ static void print_latex_prediction(FILE *out, const Prediction *p,
     report_add(&all, "tp_all_reduces", FIELD_COUNT, p->tp_all_reduces);
     report_add(&all, "pp_messages", FIELD_COUNT, p->pp_messages);
     report_add(&all, "dp_all_reduces", FIELD_COUNT, p->dp_all_reduces);
+    report_add(&all, "flops_per_step", FIELD_SCI, p->flops);
+    report_add(&all, "params_per_rank", FIELD_COUNT, p->params);
+    report_add(&all, "optimizer_bytes", FIELD_BYTES, p->optimizer_bytes);
     for (int i = 0; i < all.count; i++) {
         snprintf(keys[i], sizeof keys[i], "tp%g_pp%g_dp%g_%s",
                  p->layout.tp, p->layout.pp, p->layout.dp, all.fields[i].key);
@@ -436,8 +438,8 @@ int layout_on_machine(int argc, char **argv)
         fprintf(out.file, "minigpt on this machine, one core a rank (%s):\n"
                 "  %s, hidden %g, %g heads, seq %g, vocab %g\n"
                 "  %s a step, each replica's in %s; %s with a pipeline\n"
-                "  GEMM %s FLOP/s a core, memcpy %s GB/s, messages %s + bytes at "
-                "%s GB/s\n", path, counted(s.layers, "layer", "layers").s, s.hidden,
+                "  a core: GEMM %s FLOP/s, memcpy %s GB/s;\n"
+                "  a message: %s, and its bytes at %s GB/s\n", path, counted(s.layers, "layer", "layers").s, s.hidden,
                 s.heads, s.seq, s.vocab,
                 counted(s.batch, "sequence", "sequences").s,
                 counted(s.micro_batches, "micro-batch", "micro-batches").s,
