@@ -220,6 +220,9 @@ END {
               : toupper(substr(flag, 1, 1)) substr(flag, 2)), w[i + 1])
     }
     list = ""; timed_count = 0; most = 0
+    print "\\begin{tabular}{llrrrrrrrr}\n\\hline" > table
+    print "layout & & compute & TP & PP & DP & bubble & optim. & other & " \
+          "step \\\\\n\\hline" > table
     for (i = 1; i <= n; i++) {
         row = sprintf("%s & predicted", name(i))
         for (k = 1; k <= 8; k++) row = row " & " ms(predicted[i, k])
@@ -236,6 +239,7 @@ END {
         if (share < 0) share = -share
         if (share >= most) { most = share; most_at = i }
     }
+    print "\\hline\n\\end{tabular}" > table
     close(table)
     macro("MeshTimedCount", count(timed_count))
     macro("MeshPredictedCount", count(n))
