@@ -209,7 +209,8 @@ void report_run(Report *r, const Model *m, const Settings *set,
             { PART_STEP, "step_breakdown_step_s" },
         };
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-            report_add(r, parts[i].key, FIELD_REAL, s->breakdown[parts[i].part]);
+            report_add(r, parts[i].key, FIELD_REAL,
+                       s->breakdown[parts[i].part]);
     }
 }
 static const Field *field_named(const Report *r, const char *key)

@@ -111,7 +111,8 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i
         bars++
     }' "$data/11-mesh.csv" > "$data/11-mesh-bars.csv"
 awk -F, -v cores="$cores" -v cpu="$cpu" -v steps=$steps -v q="'" \
-    -v repeats=$repeats -v shape="$shape" -v table="$numbers/11-mesh-table.tex" \
+    -v repeats=$repeats -v shape="$shape" \
+    -v table="$numbers/11-mesh-table.tex" \
     "$formats"'
 BEGIN {
     split("compute_s exposed_comm_tp_s exposed_comm_pp_s exposed_comm_dp_s " \
