@@ -7,7 +7,7 @@ set style fill solid 0.85 border -1
 set boxwidth 0.6
 set ylabel 'GB per GPU'
 set yrange [0:100]
-set key above horizontal maxrows 2 samplen 1.5 spacing 1.4 width 3
+set key above horizontal maxrows 2 reverse Left samplen 1.5 spacing 1.4 width 3
 set xtics scale 0
 set grid ytics
 m = data.'/05-memory.csv'

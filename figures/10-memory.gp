@@ -9,7 +9,7 @@ set boxwidth 0.9
 set yrange [0:*]
 set xlabel 'stage'
 set ylabel 'activations held (kB)'
-set key above horizontal
+set key above horizontal reverse Left samplen 2
 plot data.'/10-memory.csv' using ($2 / 1e3):xtic(1) lc rgb '#4477aa' \
          title 'GPipe', \
      '' using ($3 / 1e3) lc rgb '#ee6677' title '1F1B', \
