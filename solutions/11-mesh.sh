@@ -192,26 +192,97 @@ share() {
 # layers) on 16 H100 in two nodes of 8, first with the planner's default
 # batch of 2,097,152 tokens (512 sequences), then with 16 sequences (65,536
 # tokens). For each batch: the planner's best, the best without a pipeline
-# (--pp 1) and the best with one of 4 stages (--pp 4), and the ranking's
-# head as a reader sees it.
+# (--pp 1), the best with 4 stages (--pp 4) and the best with eight-way
+# tensor parallelism (--tp 8), each one's distance behind the best; and the
+# ranking's head as a reader sees it.
 ex5="--params 13e9 --hidden 5120 --heads 40 --layers 40 --gpus 16"
-layout SolElevenEBig 11-ex5-big $ex5
-layout SolElevenEBigFlat 11-ex5-big-flat $ex5 --pp 1
-layout SolElevenEBigPiped 11-ex5-big-piped $ex5 --pp 4
-layout SolElevenESmall 11-ex5-small $ex5 --batch-tokens 65536
-layout SolElevenESmallFlat 11-ex5-small-flat $ex5 --batch-tokens 65536 --pp 1
-layout SolElevenESmallPiped 11-ex5-small-piped $ex5 --batch-tokens 65536 \
-    --pp 4
-show "$out/11-ex5-big.txt" "$fleet" layout $ex5 --top 4
-quote_range "$out/11-ex5-big.txt" '^   layout' '^ 4 '
-show "$out/11-ex5-small.txt" "$fleet" layout $ex5 --batch-tokens 65536 \
-    --top 4
-quote_range "$out/11-ex5-small.txt" '^   layout' '^ 4 '
+for batch in big:Big:2097152 small:Small:65536; do
+    b=${batch%%:*} B=E$(echo $batch | cut -d: -f2) tokens=${batch##*:}
+    layout SolEleven$B 11-ex5-$b $ex5 --batch-tokens $tokens
+    layout SolEleven${B}Flat 11-ex5-$b-flat $ex5 --batch-tokens $tokens \
+        --pp 1
+    layout SolEleven${B}Piped 11-ex5-$b-piped $ex5 \
+        --batch-tokens $tokens --pp 4
+    layout SolEleven${B}TpEight 11-ex5-$b-tp8 $ex5 \
+        --batch-tokens $tokens --tp 8
+    show "$out/11-ex5-$b.txt" "$fleet" layout $ex5 \
+        --batch-tokens $tokens --top 4
+    quote_range "$out/11-ex5-$b.txt" '^   layout' '^ 4 '
+done
 {
-    for run in big-flat:BigFlat big-piped:BigPiped small-flat:SmallFlat \
-               small-piped:SmallPiped; do
-        macro "SolElevenE${run#*:}Behind" "$(calc %.3g "100 * ($(best \
-            11-ex5-${run%%:*} step_time_s) / $(best 11-ex5-${run%%-*} \
-            step_time_s) - 1)")\\,\\%"
+    for b in big:Big small:Small; do
+        for run in flat:Flat piped:Piped tp8:TpEight; do
+            macro "SolElevenE${b#*:}${run#*:}Behind" "$(calc %.3g "100 * ($(best \
+                11-ex5-${b%%:*}-${run%%:*} step_time_s) / $(best \
+                11-ex5-${b%%:*} step_time_s) - 1)")\\,\\%"
+        done
     done
 } > "$out/11-ex5-derived.tex"
+
+# ---------------------------------------------------------------- 11.6 -----
+# A slow step, diagnosed: the default model with 4 layers on 2 pipeline
+# stages, the batch of 8 sequences as 1 micro-batch and as 4, 12 steps
+# each, the ranks pinned to cores where there are two. Each run's
+# step_breakdown (the mean over the timed steps and the ranks) from its
+# JSON; the part whose difference between the two runs is largest is
+# chosen by awk, never assumed; the bubble's share of each step beside the
+# closed form (p-1)/(m+p-1).
+bind=$([ "$(nproc)" -ge 2 ] && echo -bind-to core || true)
+for m in 1 4; do
+    mpiexec $bind -n 2 "$bin/minigpt" --layers 4 --pp 2 --micro-batches $m \
+        --steps 12 --eval-every 1000 --quiet --machine "$1/machine.json" \
+        --json --output "$out/11-ex6-m$m.json"
+done
+parts="compute_s exposed_comm_tp_s exposed_comm_pp_s exposed_comm_dp_s
+       bubble_s optimizer_s other_s"
+# part M KEY: step_breakdown_KEY of the run with M micro-batches.
+part() {
+    json "$out/11-ex6-m$1.json" "step_breakdown_$2"
+}
+{
+    for m in 1:One 4:Four; do
+        n="SolElevenF${m#*:}" M=${m%%:*}
+        sum=0
+        for k in $parts; do
+            v=$(part $M $k)
+            sum=$(calc %.17g "$sum + $v")
+            case $k in
+                compute_s) K=Compute ;; exposed_comm_tp_s) K=Tp ;;
+                exposed_comm_pp_s) K=Pp ;; exposed_comm_dp_s) K=Dp ;;
+                bubble_s) K=Bubble ;; optimizer_s) K=Optimizer ;;
+                other_s) K=Other ;;
+            esac
+            macro "$n$K" "$(duration "$v")"
+        done
+        step=$(part $M step_s)
+        macro "${n}Step" "$(duration "$step")"
+        macro "${n}Sum" "$(duration "$sum")"
+        macro "${n}BubbleShare" "$(calc %.3g \
+            "100 * $(part $M bubble_s) / $step")\\,\\%"
+        macro "${n}Closed" "$(calc %.3g "100 * 1 / ($M + 1)")\\,\\%"
+    done
+    macro SolElevenFSlowdown "$(calc %.3g "$(part 1 step_s) / $(part 4 step_s)")"
+    # the part that differs most, and the one that differs next
+    for k in $parts; do
+        echo "$k $(calc %.17g "$(part 1 $k) - $(part 4 $k)")"
+    done | awk '
+        function abs(x) { return x < 0 ? -x : x }
+        { d[$1] = $2; if (abs($2) > abs(most)) { most = $2; which = $1 } }
+        END {
+            for (k in d) if (k != which && abs(d[k]) > abs(next_)) {
+                next_ = d[k]; second = k }
+            printf "\\newcommand{\\SolElevenFBiggestIsBubble}{%d}\n",
+                which == "bubble_s"
+            printf "\\newcommand{\\SolElevenFBiggest}{%s}\n", name(which)
+            printf "\\newcommand{\\SolElevenFSecond}{%s}\n", name(second)
+            printf "\\newcommand{\\SolElevenFSecondGrew}{%d}\n", next_ < 0
+            printf "\\newcommand{\\SolElevenFBubbleFell}{%d}\n", d["bubble_s"] > 0
+        }
+        function name(k) {
+            return k == "compute_s" ? "compute" \
+                 : k == "bubble_s" ? "the bubble" \
+                 : k == "optimizer_s" ? "the optimizer" \
+                 : k == "other_s" ? "the rest" \
+                 : "exposed " toupper(substr(k, 14, 2)) " time"
+        }'
+} > "$out/11-ex6-derived.tex"
