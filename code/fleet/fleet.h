@@ -1,4 +1,4 @@
-/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/05-layout.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw and chapters/92-measuring.nw; edit the chapters, not this file. */
+/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/05-layout.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw, chapters/92-measuring.nw and chapters/99e-predict-plumbing.nw; edit the chapters, not this file. */
 #ifndef FLEET_H
 #define FLEET_H
 
@@ -331,4 +331,6 @@ Text layout_name(const Layout *l);
 /* This machine as a part of the table, one core a device, from a machine
    file (build/machine.json); NULL after printing an error. */
 const Gpu *machine_part(const char *command, const char *path);
+/* fleet layout --machine FILE ...: minigpt's step on this machine. */
+int layout_on_machine(int argc, char **argv);
 #endif

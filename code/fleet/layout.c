@@ -1,4 +1,4 @@
-/* Tangled from chapters/05-layout.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
+/* Tangled from chapters/05-layout.nw, chapters/91-planner-subcommands.nw and chapters/99e-predict-plumbing.nw; edit the chapters, not this file. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -517,6 +517,9 @@ static void report_plan(Report *r, const Plan *p, const Fleet *f)
 int layout_main(int argc, char **argv)
 {
     const char *command = "fleet layout";
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--machine") == 0)
+            return layout_on_machine(argc, argv);
     Option options[] = {
         /* the model: its parameters, or its shape */
         { "--params", OPT_NUMBER, 1e15, "parameters (default 100e9, or from the shape)",
@@ -579,6 +582,8 @@ int layout_main(int argc, char **argv)
         { "--cp-min-tokens", OPT_COUNT, 1e8, "context parallelism only where each "
           "GPU keeps this many tokens of a sequence", 8192, NULL, 0 },
         { "--top", OPT_COUNT, 1000, "runners-up to print", 8, NULL, 0 },
+        { "--machine", OPT_PATH, 0, "predict minigpt on this machine instead, with "
+          "minigpt's flags (see fleet layout --machine FILE --help)", 0, NULL, 0 },
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }
     };
