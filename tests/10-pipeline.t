@@ -116,8 +116,6 @@ refused('interleaved, m not a multiple of P', qr/--micro-batches 2 is not a mult
                 --micro-batches 2 --verify)));
 refused('micro-batches that do not divide the batch', qr/--micro-batches \(3\) must divide --batch \(8\)/,
         mpiexec(2, $minigpt, @tiny, qw(--pp 2 --micro-batches 3 --verify)));
-refused('--tp with --pp', qr/the three axes together are the next chapter/,
-        mpiexec(4, $minigpt, @tiny, qw(--pp 2 --tp 2 --verify)));
 refused('--zero 2 with --pp', qr/--zero 2 with --pp: a pipeline takes --zero 0 or 1/,
         mpiexec(4, $minigpt, @tiny, qw(--pp 2 --dp 2 --zero 2 --verify)));
 

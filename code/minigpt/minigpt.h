@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw and chapters/99b-mesh-plumbing.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 
@@ -530,4 +530,12 @@ void collect_whole_state(DataParallel *dp, StateKind kind, real *into);
 void scatter_whole_state(DataParallel *dp, StateKind kind, const real *whole);
 /* The reference's initial weights, this rank's part of them. */
 void tp_init_weights(const Model *m, real *local, uint64_t seed);
+/* The numbers of m's part with its blocks whole: whole_params_count of
+   its config, less the ends a pipeline stage lacks. */
+size_t tp_whole_count(const Model *m);
+/* One array, this rank's part (params_count), into the whole model's
+   (whole_params_count of m->whole), on every rank: the tensor axis's
+   gather, then the pipeline axis's; and back. */
+void mesh_gather(const Model *m, const real *local, real *whole);
+void mesh_scatter(const Model *m, const real *whole, real *local);
 #endif

@@ -1,4 +1,4 @@
-/* Tangled from chapters/10-pipeline.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/10-pipeline.nw, chapters/11b-composed.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,6 +29,7 @@ static int tag_of(const PipelineStage *s, int micro_batch, int to,
 }
 static void wait_politely(MPI_Request *request)
 {
+    double started = MPI_Wtime();
     int done = 0;
     MPI_Test(request, &done, MPI_STATUS_IGNORE);
     while (!done) {
@@ -36,11 +37,13 @@ static void wait_politely(MPI_Request *request)
         nanosleep(&nap, NULL);
         MPI_Test(request, &done, MPI_STATUS_IGNORE);
     }
+    step_clock_stop(PART_BUBBLE, started);   /* a wait is the bubble's */
 }
 
 /* Send x (message_size numbers) from a buffer of its own. */
 static void post(PipelineStage *s, const real *x, int to, int tag)
 {
+    double started = MPI_Wtime();
     Message *free_ = NULL;
     for (int i = 0; i < s->message_count && free_ == NULL; i++) {
         int done = 1;
@@ -63,13 +66,16 @@ static void post(PipelineStage *s, const real *x, int to, int tag)
     memcpy(free_->data, x, sizeof(real) * s->message_size);
     MPI_Isend(free_->data, (int)s->message_size, real_type(),
               rank_of(s, to), tag, s->comm, &free_->request);
+    step_clock_stop(PART_PP, started);         /* the copy and the post */
 }
 
 static void receive(PipelineStage *s, real *into, int from, int tag)
 {
     MPI_Request request;
+    double started = MPI_Wtime();
     MPI_Irecv(into, (int)s->message_size, real_type(), rank_of(s, from), tag,
               s->comm, &request);
+    step_clock_stop(PART_PP, started);
     wait_politely(&request);
 }
 
@@ -155,7 +161,6 @@ double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
 {
     PipelineStage *s = m->pp;
     int T = m->config.seq, per = B / micro;
-    size_t BTC = (size_t)per * T * m->config.hidden;   /* (B, T, C) */
     int zero_bubble = s->schedule.schedule == SCHEDULE_ZB_H1;
     double loss = 0.0;
     s->peak = 0;
@@ -173,9 +178,9 @@ double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
                              : slot_of(s, o->micro_batch, o->chunk);
         use_slot(m, slot);
         if (forward && in == NULL)                        /* the stream, (B, T, C) */
-            recv_forward(s, slot, m->acts.encoded);
+            recv_forward(s, slot, m->acts.encoded + s->message_at);
         if (backward && tg == NULL)                       /* its gradient          */
-            recv_backward(s, slot, m->grad_acts.dres);
+            recv_backward(s, slot, m->grad_acts.dres + s->message_at);
         o->start = MPI_Wtime() - start;
         if (forward)
             loss += stage_forward(m, in, tg, per, first, s->chunk_layers);
@@ -185,11 +190,11 @@ double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
         else                                              /* zb-h1's W */
             stage_weight_backward(m, per, first, s->chunk_layers);
         o->end = MPI_Wtime() - start;
-        if (forward && tg == NULL)
+        if (forward && tg == NULL)                        /* the last block's */
             send_forward(s, slot, m->acts.res3
-                         + (size_t)(s->chunk_layers - 1) * BTC);
+                         + (size_t)(s->chunk_layers - 1) * s->message_size);
         if (backward && in == NULL)
-            send_backward(s, slot, m->grad_acts.dres);
+            send_backward(s, slot, m->grad_acts.dres + s->message_at);
         if (o->kind == (zero_bubble ? PIPE_WEIGHT : PIPE_BACKWARD))
             slot_free(s, slot);
     }
@@ -204,7 +209,9 @@ double pipeline_gradient(Model *m, const Batch *b, int B, int micro,
             m->gradients_ready(m->hook_context, unit);
         m->last_piece = 0;
     }
+    double waited = MPI_Wtime();           /* for the stage that ends last */
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, s->comm);
+    step_clock_stop(PART_BUBBLE, waited);
     pipeline_trace_step(&s->trace, s->ops, s->peak, ++s->traced);
     return loss / micro;
 }
@@ -238,7 +245,9 @@ int pipeline_model_init(Model *m, Settings *set, int rows, unsigned holds)
     size_t kept = s->schedule.schedule != SCHEDULE_ZB_H1 ? 0  /* 9C a token */
                 : (size_t)shape.layers * 9 * BTC;
     size_t count = m->acts_count + kept;
-    s->message_size = BTC;
+    size_t rows_held = BTC / (size_t)model_sequence_ways(m);  /* (B T/t, C) */
+    s->message_size = rows_held;
+    s->message_at = (size_t)model_sequence_rank(m) * rows_held;
     s->slot_count = schedule_peak(s);
     s->slot_bytes = sizeof(real) * (double)count;
     s->slots = calloc((size_t)s->slot_count, sizeof(Slot));
@@ -288,13 +297,12 @@ double pipeline_loss(Model *m, const int *inputs, const int *targets,
                      int B)
 {
     PipelineStage *s = m->pp;
-    size_t BTC = (size_t)B * m->config.seq * m->config.hidden;
     double loss = 0.0;
     for (int c = 0; c < s->chunks; c++) {
         int v = virtual_stage(s, c), last = v == last_virtual_stage(s);
         Slot pass = { .micro_batch = 0, .chunk = c };  /* for the tags */
         if (v > 0)
-            recv_forward(s, &pass, m->acts.encoded);
+            recv_forward(s, &pass, m->acts.encoded + s->message_at);
         double l = stage_forward(m, v == 0 ? inputs : NULL,
                                  last ? targets : NULL, B,
                                  c * s->chunk_layers, s->chunk_layers);
@@ -302,7 +310,7 @@ double pipeline_loss(Model *m, const int *inputs, const int *targets,
             loss = l;
         else
             send_forward(s, &pass, m->acts.res3
-                         + (size_t)(s->chunk_layers - 1) * BTC);
+                         + (size_t)(s->chunk_layers - 1) * s->message_size);
     }
     for (int i = 0; i < s->message_count; i++)
         if (s->messages[i].request != MPI_REQUEST_NULL)
@@ -319,7 +327,7 @@ static void stage_placement(const Model *m, RunVisitor visit,
     for (int t = 0; t < PARAM_TENSORS; t++) {
         int per_layer = t >= 2 && t <= 13;
         size_t slice = per_layer ? whole[t] / (size_t)m->whole.layers
-                                 : m->param_size[t];
+                     : m->param_size[t] > 0 ? whole[t] : 0;  /* an end */
         for (int j = 0; per_layer && j < m->config.layers; j++) {
             int chunk = j / s->chunk_layers;
             size_t l = (size_t)virtual_stage(s, chunk) * s->chunk_layers
@@ -333,7 +341,7 @@ static void stage_placement(const Model *m, RunVisitor visit,
             visit(context, &run);
         }
         whole_at += whole[t];
-        local_at += m->param_size[t];
+        local_at += per_layer ? slice * (size_t)m->config.layers : slice;
     }
 }
 

@@ -31,7 +31,10 @@ typedef struct PipelineStage {
     double slot_bytes;           /* what one slot holds                    */
     Message *messages;           /* the sends, finished or in flight       */
     int message_count;
-    size_t message_size;         /* numbers in one: B T C                  */
+    size_t message_size;         /* numbers in one: B T C (a t-th of the
+                                    rows with sequence parallelism)        */
+    size_t message_at;           /* where this rank's rows start in the
+                                    stream: 0 but with sequence parallelism */
     PipelineTrace trace;
     int traced;                  /* steps handed to it                     */
 } PipelineStage;

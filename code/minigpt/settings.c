@@ -103,9 +103,15 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
         int tp = (int)option_number(o, "--tp"), pp = (int)option_number(o, "--pp");
         int dp = (int)option_number(o, "--dp");
         if (!option_given(o, "--dp")
-            && (option_given(o, "--tp") || option_given(o, "--pp"))
-            && ranks % (tp * pp) == 0)
+            && (option_given(o, "--tp") || option_given(o, "--pp"))) {
+            if (ranks % (tp * pp) != 0) {
+                complain(command, "--tp %d × --pp %d does not divide the %d %s "
+                         "started by mpiexec; the data axis takes what is left", tp,
+                         pp, ranks, ranks == 1 ? "rank" : "ranks");
+                return 2;
+            }
             dp = ranks / (tp * pp);             /* the data axis takes the rest */
+        }
         char layout_why[256];
         if (mesh_refuses(ranks, tp, pp, dp, layout_why, sizeof layout_why)) {
             complain(command, "%s", layout_why);
@@ -240,11 +246,6 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
                 complain(command, "--schedule interleaved runs micro-batches in "
                          "groups of --pp %d: --micro-batches %d is not a multiple "
                          "of it", P, set->micro);
-                return 2;
-            }
-            if (runs && set->mesh.tp > 1) {
-                complain(command, "--tp with --pp: the three axes together are the "
-                         "next chapter; give one of them");
                 return 2;
             }
             if (runs && set->parallel.stage >= 2) {

@@ -1,4 +1,4 @@
-/* Tangled from chapters/09-tensor-parallel.nw; edit the chapter, not this file. */
+/* Tangled from chapters/09-tensor-parallel.nw, chapters/11b-composed.nw and chapters/99b-mesh-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +57,7 @@ void tp_collective(TpCollective kind, real *x, size_t n, MPI_Comm tp)
     if (t == 1)
         return;
     unsigned long long before = mpi_bytes_sent();
+    double started = MPI_Wtime();     /* blocking: all of it is exposed */
 #ifdef MINIGPT_FP64
     if (kind != TP_ALL_REDUCE)        /* refused with the flags */
         abort();
@@ -79,6 +80,7 @@ void tp_collective(TpCollective kind, real *x, size_t n, MPI_Comm tp)
     else
         ring_all_gather(x, n, tp);
 #endif
+    step_clock_stop(PART_TP, started);
     traffic_total.collectives += 1;
     traffic_total.bytes += (double)(mpi_bytes_sent() - before);
 }
@@ -224,6 +226,8 @@ void tensor_placement(const Model *m, RunVisitor visit, void *context)
     size_t whole_at = 0, local_at = 0;
     for (int t = 0; t < PARAM_TENSORS; t++) {
         size_t layers, rows, cols;
+        if (m->param_size[t] == 0)     /* a pipeline stage lacks an end */
+            continue;
         whole_shape(&m->config, t, &layers, &rows, &cols);
         TensorSplit s = tensor_split(t);
         Run run = { t, whole_at, local_at, layers * rows * cols,
@@ -286,7 +290,7 @@ size_t whole_params_count(const ModelConfig *c)
 
 void tp_gather(const Model *m, const real *local, real *whole)
 {
-    size_t n = whole_params_count(&m->config);
+    size_t n = tp_whole_count(m);
     memset(whole, 0, sizeof(real) * n);
     RunCopy c = { m, local, whole, 1, 0 };
     tensor_placement(m, copy_run, &c);
@@ -337,10 +341,7 @@ void collect_whole_state(DataParallel *dp, StateKind kind, real *into)
     if (part == NULL)
         abort();
     dp->strategy->collect(dp, kind, part);
-    if (m->pp != NULL)                           /* Chapter 10's stages */
-        pipeline_gather(m, part, into);
-    else
-        tp_gather(m, part, into);
+    mesh_gather(m, part, into);        /* the tensor and pipeline axes */
     free(part);
 }
 
@@ -354,10 +355,7 @@ void scatter_whole_state(DataParallel *dp, StateKind kind, const real *whole)
     real *part = malloc(sizeof(real) * m->params_count);
     if (part == NULL)
         abort();
-    if (m->pp != NULL)
-        pipeline_scatter(m, whole, part);
-    else
-        tp_scatter(m, whole, part);
+    mesh_scatter(m, whole, part);
     dp->strategy->scatter(dp, kind, part);
     free(part);
 }
@@ -368,16 +366,55 @@ void tp_init_weights(const Model *m, real *local, uint64_t seed)
     if (model_init(&whole, m->whole, 1, HOLDS_WEIGHTS) != 0)
         abort();
     model_init_weights(&whole, whole.params_memory, seed);
-    if (m->pp != NULL)                           /* a pipeline stage's */
-        pipeline_scatter(m, whole.params_memory, local);
-    else
-        tp_scatter(m, whole.params_memory, local);
+    mesh_scatter(m, whole.params_memory, local);    /* this rank's part */
     model_free(&whole);
+}
+/* local (params_count) into the whole model's array, on every rank of
+   the stage's tensor group and of the pipeline: the tensor axis's
+   gather, into the stage's blocks whole, then the pipeline axis's. */
+void mesh_gather(const Model *m, const real *local, real *whole)
+{
+    if (m->pp == NULL || model_ways(m) == 1) {  /* one axis, or none */
+        (m->pp != NULL ? pipeline_gather : tp_gather)(m, local, whole);
+        return;
+    }
+    real *stage = malloc(sizeof(real) * tp_whole_count(m));
+    if (stage == NULL)
+        abort();
+    tp_gather(m, local, stage);           /* (the stage's blocks, whole) */
+    pipeline_gather(m, stage, whole);
+    free(stage);
+}
+
+/* The inverse: this rank's part of a whole array. */
+void mesh_scatter(const Model *m, const real *whole, real *local)
+{
+    if (m->pp == NULL || model_ways(m) == 1) {
+        (m->pp != NULL ? pipeline_scatter : tp_scatter)(m, whole, local);
+        return;
+    }
+    real *stage = malloc(sizeof(real) * tp_whole_count(m));
+    if (stage == NULL)
+        abort();
+    pipeline_scatter(m, whole, stage);
+    tp_scatter(m, stage, local);
+    free(stage);
+}
+size_t tp_whole_count(const Model *m)
+{
+    size_t n = 0;
+    for (int t = 0; t < PARAM_TENSORS; t++) {
+        size_t layers, rows, cols;
+        whole_shape(&m->config, t, &layers, &rows, &cols);
+        n += m->param_size[t] > 0 ? layers * rows * cols : 0;
+    }
+    return n;
 }
 void tp_sum_sequence_parallel_gradients(Model *m)
 {
     if (model_sequence_ways(m) == 1)
         return;
+    double started = MPI_Wtime();            /* the tensor axis's time */
     static const int partial[] = { 2, 3, 8, 9, 14, 15 };   /* ln*_w, _b */
     for (size_t i = 0; i < sizeof partial / sizeof *partial; i++) {
         size_t at = 0;
@@ -387,4 +424,5 @@ void tp_sum_sequence_parallel_gradients(Model *m)
                       (int)m->param_size[partial[i]], real_type(), MPI_SUM,
                       m->tp->comm);
     }
+    step_clock_stop(PART_TP, started);
 }

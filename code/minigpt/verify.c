@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw and chapters/99b-mesh-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +186,7 @@ static int print_verdict(const Settings *set, Option *options, int ok,
         report_add(&r, "pp", FIELD_COUNT, set->mesh.pp);
         report_text(&r, "schedule", schedule_name((Schedule)set->schedule));
         report_add(&r, "chunks", FIELD_COUNT, set->chunks);
+        report_add(&r, "dp", FIELD_COUNT, set->dp);
         report_add(&r, "max_dloss", FIELD_SCI, dloss);
         report_add(&r, "max_dgrad", FIELD_SCI, dgrad);
         report_add(&r, "max_dweight", FIELD_SCI, dweight);
@@ -215,10 +216,14 @@ static int print_verdict(const Settings *set, Option *options, int ok,
                     set->split.sequence_parallel ? ", and the stream's rows" : "");
         if (set->mesh.pp > 1)
             fprintf(f, "verify: the %d blocks in %d pipeline stages%s, schedule %s "
-                    "over %d micro-batches, gathered whole to compare\n",
+                    "over %d %s, gathered whole to compare\n",
                     set->config.layers, set->mesh.pp,
                     set->chunks > 1 ? " of interleaved chunks" : "",
-                    schedule_name((Schedule)set->schedule), set->micro);
+                    schedule_name((Schedule)set->schedule), set->micro,
+                    plural(set->micro, "micro-batch", "micro-batches"));
+        if ((set->mesh.tp > 1) + (set->mesh.pp > 1) + (set->dp > 1) >= 2)
+            fprintf(f, "verify: the mesh --tp %d × --pp %d × --dp %d on %d ranks\n",
+                    set->mesh.tp, set->mesh.pp, set->dp, set->ranks);
         fprintf(f, "verify: max |dloss| = %.3g, max |dgrad| = %.3g\n", dloss,
                 dgrad);
         fprintf(f, "verify: after one AdamW step, max |dweight| = %.3g, "
