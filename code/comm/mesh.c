@@ -156,6 +156,12 @@ double step_clock_seconds(StepPart part)
     return step_parts[part];
 }
 
+double step_clock_waiting(void)
+{
+    return step_parts[PART_TP] + step_parts[PART_PP] + step_parts[PART_DP]
+         + step_parts[PART_BUBBLE];
+}
+
 void step_clock_reset(void)
 {
     for (int part = 0; part < STEP_PARTS; part++)

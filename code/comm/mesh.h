@@ -24,12 +24,18 @@ void mesh_free(Mesh *mesh);
    model's tally, and what is left of the step is other. */
 typedef enum { PART_TP, PART_PP, PART_DP, PART_BUBBLE, PART_OPTIMIZER,
                STEP_PARTS } StepPart;
+/* A step's breakdown: the clock's parts, then the model's compute, what is
+   left of the step (other), and the step itself. */
+enum { PART_COMPUTE = STEP_PARTS, PART_OTHER, PART_STEP, BREAKDOWN_PARTS };
 /* Add seconds to one part of this rank's step. */
 void step_clock_add(StepPart part, double seconds);
 /* Add the time since `started` (an MPI_Wtime) to part; returns now. */
 double step_clock_stop(StepPart part, double started);
 /* The seconds a part has had since the last reset. */
 double step_clock_seconds(StepPart part);
+/* The seconds of waiting on other ranks (tp, pp, dp and the bubble) since
+   the last reset: what an operation timed around a wait takes back out. */
+double step_clock_waiting(void);
 void step_clock_reset(void);
 /* The part's name in reports: "tp", "pp", "dp", "bubble", "optimizer". */
 const char *step_part_name(StepPart part);

@@ -112,6 +112,8 @@ typedef enum {
 typedef struct {
     double seconds[OPS][2];   /* [op][0 forward, 1 backward] */
     double flops;             /* counted multiply-add FLOPs  */
+    double waited;            /* of those seconds, waiting on other ranks
+                                 (Chapter 11's clock)         */
 } Tally;
 
 typedef struct {
@@ -248,12 +250,15 @@ double crossentropy_forward(real *probs, real *losses, const int *targets,
                             int N, int V);
 void crossentropy_backward(real *dlogits, const real *probs,
                            const int *targets, int N, int V, real scale);
-/* Run `call` and add its time to the tally of `op` in `direction`. */
+/* Run `call` and add its time to the tally of `op` in `direction`, and
+   what it spent waiting on other ranks to the tally's waited. */
 #define TIMED(m, op, direction, call)                                   \
     do {                                                                \
         double started_ = seconds_now();                                \
+        double waiting_ = step_clock_waiting();                         \
         call;                                                           \
         (m)->tally.seconds[op][direction] += seconds_now() - started_;  \
+        (m)->tally.waited += step_clock_waiting() - waiting_;           \
     } while (0)
 
 /* Mean loss over the B × T positions; inputs and targets are (B, T). */

@@ -1,4 +1,4 @@
-/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +186,20 @@ void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "pp", FIELD_COUNT, set->mesh.pp);
     if (set->mesh.pp > 1)
         pipeline_report(m, r);
+    {
+        static const struct { int part; const char *key; } parts[] = {
+            { PART_COMPUTE, "step_breakdown_compute_s" },
+            { PART_TP, "step_breakdown_exposed_comm_tp_s" },
+            { PART_PP, "step_breakdown_exposed_comm_pp_s" },
+            { PART_DP, "step_breakdown_exposed_comm_dp_s" },
+            { PART_BUBBLE, "step_breakdown_bubble_s" },
+            { PART_OPTIMIZER, "step_breakdown_optimizer_s" },
+            { PART_OTHER, "step_breakdown_other_s" },
+            { PART_STEP, "step_breakdown_step_s" },
+        };
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+            report_add(r, parts[i].key, FIELD_REAL, s->breakdown[parts[i].part]);
+    }
 }
 static const Field *field_named(const Report *r, const char *key)
 {
@@ -360,7 +374,49 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                 ? "chunk of a micro-batch" : "micro-batch");
         pipeline_trace_print(out, r);
     }
+    fprintf(out, "step parts     = compute %s, tp %s, pp %s, dp %s, bubble %s, "
+            "optimizer %s, other %s; step %s (means)\n",
+            duration(F("step_breakdown_compute_s")).s,
+            duration(F("step_breakdown_exposed_comm_tp_s")).s,
+            duration(F("step_breakdown_exposed_comm_pp_s")).s,
+            duration(F("step_breakdown_exposed_comm_dp_s")).s,
+            duration(F("step_breakdown_bubble_s")).s,
+            duration(F("step_breakdown_optimizer_s")).s,
+            duration(F("step_breakdown_other_s")).s,
+            duration(F("step_breakdown_step_s")).s);
 #undef F
+}
+double tally_work(const Tally *t)
+{
+    double seconds = -t->waited;
+    for (int op = 0; op < OPS; op++)
+        seconds += t->seconds[op][0] + t->seconds[op][1];
+    return seconds;
+}
+
+void step_breakdown(double part[BREAKDOWN_PARTS], double step,
+                    double worked)
+{
+    for (int k = 0; k < STEP_PARTS; k++)
+        part[k] = step_clock_seconds((StepPart)k);
+    part[PART_COMPUTE] = worked - part[PART_OPTIMIZER];
+    part[PART_STEP] = step;
+    part[PART_OTHER] = step;
+    for (int k = 0; k < PART_OTHER; k++)
+        part[PART_OTHER] -= part[k];
+}
+void average_breakdown(RunSummary *s, MPI_Comm world)
+{
+    double mine[BREAKDOWN_PARTS] = { 0 };
+    int ranks;
+    for (int i = s->warmup; i < s->steps; i++)
+        for (int k = 0; k < BREAKDOWN_PARTS; k++)
+            mine[k] += s->step_parts[i][k] / s->timed;
+    MPI_Comm_size(world, &ranks);
+    MPI_Allreduce(mine, s->breakdown, BREAKDOWN_PARTS, MPI_DOUBLE, MPI_SUM,
+                  world);
+    for (int k = 0; k < BREAKDOWN_PARTS; k++)
+        s->breakdown[k] /= ranks;
 }
 static const char *const op_names[OPS] = {
     "embedding", "layernorm", "matmul", "attention", "gelu", "residual",

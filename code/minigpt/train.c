@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw and chapters/94-trainer-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/94-trainer-plumbing.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,10 +95,15 @@ AdamW adamw_settings(real lr)
     return (AdamW){ lr, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f };
 }
 
-/* Clip and step; returns the gradient's norm before clipping. */
+/* Clip and step; returns the gradient's norm before clipping. Its time,
+   less any wait on other ranks inside it, is the step's optimizer part. */
 real optimizer_step(Settings *set, const AdamW *opt, real lr, int step)
 {
-    return data_parallel_step(&set->parallel, opt, lr, step);
+    double started = seconds_now(), waiting = step_clock_waiting();
+    real norm = data_parallel_step(&set->parallel, opt, lr, step);
+    step_clock_add(PART_OPTIMIZER, seconds_now() - started
+                                   - (step_clock_waiting() - waiting));
+    return norm;
 }
 
 /* The configuration's weights, gradient or one of Adam's moments, whole,
@@ -148,7 +153,8 @@ int train(Model *m, const Language *lang, Settings *set,
     RunSummary s = { 0 };
     s.peak = set->machine != NULL ? set->peak : measure_peak_flops(0.25);
     s.step_seconds = malloc(sizeof(double) * (size_t)(set->steps + 1));
-    if (s.step_seconds == NULL)
+    s.step_parts = malloc(sizeof *s.step_parts * (size_t)(set->steps + 1));
+    if (s.step_seconds == NULL || s.step_parts == NULL)
         abort();
     language_entropy(lang, set->seed ^ 0x656e74726f7079ULL, 1000000,
                      &s.unigram, &s.bigram);
@@ -163,6 +169,8 @@ int train(Model *m, const Language *lang, Settings *set,
     int failed = 0;
     for (int step = (int)state.step; step < set->steps; step++) {
         double started = seconds_now();
+        step_clock_reset();
+        double worked = tally_work(&m->tally);     /* the model's, before it */
         batch_draw(&b, lang, &state.data, set->batch, set->config.seq);
         state.sequences += (uint64_t)set->batch;
         model_zero_grads(m);
@@ -172,6 +180,8 @@ int train(Model *m, const Language *lang, Settings *set,
               norm = optimizer_step(set, &opt, lr, step + 1));
         state.step = (uint64_t)step + 1;
         s.step_seconds[s.steps] = seconds_now() - started;
+        step_breakdown(s.step_parts[s.steps], s.step_seconds[s.steps],
+                       tally_work(&m->tally) - worked);
         s.seconds += s.step_seconds[s.steps];
         s.steps++;
         int last = step + 1 == set->steps;
@@ -214,7 +224,9 @@ int train(Model *m, const Language *lang, Settings *set,
     if (log != NULL)
         fclose(log);
     step_statistics(&s);
+    average_breakdown(&s, set->mesh.world);
     free(s.step_seconds);
+    free(s.step_parts);
     if (failed)
         return 2;
     int bad = set->save != NULL

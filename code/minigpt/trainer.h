@@ -1,4 +1,4 @@
-/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
 #ifndef TRAINER_H
 #define TRAINER_H
 
@@ -86,6 +86,8 @@ typedef struct {
     int warmup, timed;         /* steps not counted, and counted    */
     double step_median, step_q1, step_q3;  /* of the counted steps  */
     Tally tally;               /* training work only                */
+    double (*step_parts)[BREAKDOWN_PARTS];  /* each step's, in order      */
+    double breakdown[BREAKDOWN_PARTS];  /* their mean: timed steps, ranks */
 } RunSummary;
 
 /* The median step and its spread, after the warm-up steps. */
@@ -111,4 +113,13 @@ double pipeline_loss(Model *m, const int *inputs, const int *targets,
                      int B);
 /* The pipeline's and its trace's fields, on the pipeline's first rank. */
 void pipeline_report(const Model *m, Report *r);
+/* The tally's seconds less what its operations waited on other ranks. */
+double tally_work(const Tally *t);
+/* One step's parts into part: the clock's, then compute (the tally's work
+   in the step, less the optimizer), the step, and what is left (other). */
+void step_breakdown(double part[BREAKDOWN_PARTS], double step,
+                    double worked);
+/* s->breakdown: the mean of each part over the timed steps, then over the
+   ranks of world (every rank calls it). */
+void average_breakdown(RunSummary *s, MPI_Comm world);
 #endif
