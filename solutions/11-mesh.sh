@@ -275,8 +275,9 @@ part() {
                 which == "bubble_s"
             printf "\\newcommand{\\SolElevenFBiggest}{%s}\n", name(which)
             printf "\\newcommand{\\SolElevenFSecond}{%s}\n", name(second)
-            printf "\\newcommand{\\SolElevenFSecondGrew}{%d}\n", next_ < 0
-            printf "\\newcommand{\\SolElevenFBubbleFell}{%d}\n", d["bubble_s"] > 0
+            printf "\\newcommand{\\SolElevenFSecondGrew}{%d}\n", (next_ < 0)
+            printf "\\newcommand{\\SolElevenFBubbleFell}{%d}\n",
+                (d["bubble_s"] > 0)
         }
         function name(k) {
             return k == "compute_s" ? "compute" \

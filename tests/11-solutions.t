@@ -322,7 +322,7 @@ is($sections, scalar @items, 'exercises: the solutions work every one');
 (my $flat = $text) =~ s/\{,\}|\\,|~/ /g;
 $flat =~ s/(\d) (\d{3})(?!\d)/$1,$2/g;
 for my $name (qw(SolElevenBEightStepTime SolElevenBGain SolElevenCTwoSpeedup
-                 SolElevenCSixteenHier SolElevenDBestMB SolElevenDTwentyFiveExposedMs
+                 SolElevenCSixteenHier SolElevenDTwentyFiveExposedMs
                  SolElevenEBigLayout SolElevenESmallLayout SolElevenEBigTpEightBehind)) {
     my $answer = $macro{$name} // next;
     $answer =~ s/\\,(\\%|\w+)$//;
