@@ -287,13 +287,13 @@ lab-attention: $(MINIGPT64_OBJ) $(COMM_OBJ) $(COMMON_OBJ)
 
 # The ring lab: the allreduce benchmark built with the student's ring.c,
 # run on 1 to 4 ranks; it exits non-zero if any element is wrong.
-lab-ring: $(COMMON_OBJ)
+lab-ring: $(COMMON_OBJ) $(OBJ)/comm/mesh.o
 	@mkdir -p $(LAB_DIR)
 	$(MPICC) $(CFLAGS) $(FAST) -Icode/comm -c $(LAB) -o $(LAB_DIR)/ring.o
 	$(MPICC) $(CFLAGS) $(FAST) -c code/comm/allreduce.c \
 	  -o $(LAB_DIR)/allreduce.o
 	$(MPICC) $(LDFLAGS) $(LAB_DIR)/allreduce.o $(LAB_DIR)/ring.o \
-	  $(COMMON_OBJ) $(LDLIBS) -o $(LAB_DIR)/allreduce-lab
+	  $(OBJ)/comm/mesh.o $(COMMON_OBJ) $(LDLIBS) -o $(LAB_DIR)/allreduce-lab
 	@for n in 1 2 3 4; do \
 	  mpiexec -n $$n $(LAB_DIR)/allreduce-lab --max-bytes 65536 \
 	    --seconds 0.001 --warmup 1 > $(LAB_DIR)/ranks-$$n.txt 2>&1 \

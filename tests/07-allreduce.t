@@ -430,7 +430,8 @@ for my $n (1, 2, 4) {
     is($s2, 0, 'broken ring: allreduce.c compiles') or diag $e2;
     # The flags again when linking: under SANITIZE=1 they hold -fsanitize.
     my ($s3, undef, $e3) = run('mpicc', @cflags, "$dir/allreduce.o", "$dir/ring.o",
-                               @common, '-lm', '-o', "$dir/allreduce");
+                               "$root/build/obj/comm/mesh.o", @common, '-lm',
+                               '-o', "$dir/allreduce");
     is($s3, 0, 'broken ring: links') or diag $e3;
 
     for my $n (2, 3) {

@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/11d-hierarchical.nw, chapters/95-parallel-plumbing.nw and chapters/99d-hierarchical.nw; edit the chapters, not this file. */
 #define _GNU_SOURCE    /* sched_getaffinity, CPU_COUNT, MAP_ANONYMOUS */
 #include <math.h>
 #include <sched.h>
@@ -10,15 +10,38 @@
 #include <unistd.h>
 
 #include "../common/cli.h"
+#include "mesh.h"
 #include "ring.h"
 
+/* The sum over all ranks of buf (count floats), in place: reduce-scatter
+   inside the group, all-reduce each rank's chunk across the groups, then
+   all-gather inside. `inside` holds this rank's group of G ranks; `across`
+   the ranks at the same place of every group. scratch: count / G + 1
+   floats, or count / n + 1 when G is 1. */
+static int hierarchical_allreduce(float *buf, size_t count, float *scratch,
+                                  MPI_Comm inside, MPI_Comm across)
+{
+    int place, group;
+    MPI_Comm_rank(inside, &place);
+    MPI_Comm_size(inside, &group);
+    int size[MAX_RANKS], offset[MAX_RANKS];     /* the group's chunks */
+    ring_chunks(count, group, size, offset);
+    int status = ring_reduce_scatter(buf, count, scratch, inside);
+    float *mine = buf + offset[place];   /* (size[place]): the group's sum */
+    if (status == MPI_SUCCESS)
+        status = ring_allreduce(mine, (size_t)size[place], scratch, across);
+    return status != MPI_SUCCESS ? status
+         : ring_all_gather(buf, count, inside);
+}
 typedef enum { ALLREDUCE, REDUCESCATTER, ALLGATHER, OPERATIONS } Operation;
-typedef enum { RING, LIBRARY, IMPLEMENTATIONS } Implementation;
+typedef enum { RING, LIBRARY, HIERARCHICAL, IMPLEMENTATIONS } Implementation;
 
 static const char *const operation_names[OPERATIONS] = {
     "allreduce", "reduce_scatter", "all_gather"
 };
-static const char *const impl_names[IMPLEMENTATIONS] = { "ring", "mpi" };
+static const char *const impl_names[IMPLEMENTATIONS] = {
+    "ring", "mpi", "hierarchical"
+};
 
 /* The fraction of the buffer each rank sends, which turns algorithm
    bandwidth into bus bandwidth. */
@@ -33,6 +56,7 @@ typedef struct {
     int *size, *offset;        /* the ring's chunks, for the v variants */
     MPI_Comm comm;
     int rank, n;
+    MPI_Comm inside, across;   /* the hierarchy's groups, where it runs */
 } Buffers;
 
 static int run_collective(Operation op, Implementation impl, Buffers *b,
@@ -44,6 +68,9 @@ static int run_collective(Operation op, Implementation impl, Buffers *b,
              : op == REDUCESCATTER
                  ? ring_reduce_scatter(b->buf, count, b->scratch, b->comm)
                  : ring_all_gather(b->buf, count, b->comm);
+    if (impl == HIERARCHICAL)                    /* an all-reduce */
+        return hierarchical_allreduce(b->buf, count, b->scratch, b->inside,
+                                      b->across);
     ring_chunks(count, b->n, b->size, b->offset);
     if (op == ALLREDUCE)
         return MPI_Allreduce(MPI_IN_PLACE, b->buf, (int)count, MPI_FLOAT,
@@ -236,6 +263,8 @@ typedef struct {
     int n, warmup, repeats;
     Placement where;
     double copy_bw, touch_bw;  /* GB/s */
+    int group;                 /* ranks per group; 0: no hierarchy        */
+    double delay_us, throttle_gbs;   /* the slow link; 0: not slowed      */
 } Setting;
 
 static void print_results(FILE *f, const Row *rows, int count, const Setting *s)
@@ -255,22 +284,29 @@ static void print_results(FILE *f, const Row *rows, int count, const Setting *s)
     fprintf(f, "# memory copy %s GB/s on one core (memcpy); fresh pages "
             "first touched at %s GB/s\n", sig(s->copy_bw, 3).s,
             sig(s->touch_bw, 3).s);
+    if (s->group > 0)
+        fprintf(f, "# %s of %s, consecutive; each send between groups "
+                "waits %s us, then its bytes at %s%s\n",
+                counted(s->n / s->group, "group", "groups").s,
+                counted(s->group, "rank", "ranks").s, sig(s->delay_us, 3).s,
+                s->throttle_gbs > 0 ? sig(s->throttle_gbs, 3).s : "no limit",
+                s->throttle_gbs > 0 ? " GB/s" : "");
     for (int op = 0; op < OPERATIONS; op++) {
         int header = 0;
         for (int i = 0; i < count; i++) {
             if (rows[i].op != (Operation)op || rows[i].impl != RING)
                 continue;
-            const Row *ring = &rows[i], *mpi = NULL;
+            const Row *ring = &rows[i], *mpi = NULL;  /* or the hierarchy */
             for (int j = 0; j < count; j++)
-                if (rows[j].op == ring->op && rows[j].impl == LIBRARY
+                if (rows[j].op == ring->op && rows[j].impl != RING
                     && rows[j].bytes == ring->bytes)
                     mpi = &rows[j];
             if (!header++)
                 fprintf(f, "#\n# %-19s %30s %34s\n#%9s %8s %9s %3s %6s %6s"
                         " %5s %9s %3s %6s %6s %5s\n", operation_names[op], "ring",
-                        "mpi", "size(B)", "count", "time(us)", "+-%", "algbw",
-                        "busbw", "wrong", "time(us)", "+-%", "algbw", "busbw",
-                        "wrong");
+                        mpi ? impl_names[mpi->impl] : "mpi", "size(B)",
+                        "count", "time(us)", "+-%", "algbw", "busbw", "wrong",
+                        "time(us)", "+-%", "algbw", "busbw", "wrong");
             fprintf(f, " %9zu %8zu %9.2f %3.0f %6.2f %6.2f %5ld", ring->bytes,
                     ring->bytes / sizeof(float), 1e6 * ring->seconds,
                     spread(ring), ring->algbw, ring->busbw, ring->wrong);
@@ -399,8 +435,15 @@ int main(int argc, char **argv)
         { "--min-bytes", OPT_COUNT, 1e12, "smallest buffer, bytes", 8, NULL, 0 },
         { "--max-bytes", OPT_COUNT, 1e12, "largest buffer, bytes (clamped to fit "
           "memory)", 268435456, NULL, 0 },
-        { "--op", OPT_NAME, 0, "allreduce, reduce_scatter, all_gather or all",
-          0, "all", 0 },
+        { "--op", OPT_NAME, 0, "allreduce, reduce_scatter, all_gather, all, "
+          "or hierarchical (the flat ring's all-reduce beside the hierarchical "
+          "one)", 0, "all", 0 },
+        { "--group", OPT_COUNT, MAX_RANKS, "with --op hierarchical: ranks per "
+          "group, consecutive, as the GPUs of a node", 0, NULL, 0 },
+        { "--delay-us", OPT_NUMBER, 1e6, "with --group: microseconds each send "
+          "between groups waits first", 0, NULL, 0 },
+        { "--throttle-gbs", OPT_NUMBER, 1e6, "with --group: GB/s of each send "
+          "between groups, after the delay", 0, NULL, 0 },
         { "--warmup", OPT_COUNT, 1000, "untimed calls before timing", 2, NULL, 0 },
         { "--seconds", OPT_NUMBER, 60, "time to spend on each timed batch",
           0.02, NULL, 0 },
@@ -438,14 +481,18 @@ static int sweep(int rank, int n, Option *options)
 {
     const char *command = "allreduce", *which = option_text(options, "--op");
     int first_op = 0, last_op = OPERATIONS - 1;
-    if (strcmp(which, "all") != 0) {
+    int hierarchy = strcmp(which, "hierarchical") == 0;
+    if (hierarchy)
+        last_op = first_op = ALLREDUCE;
+    else if (strcmp(which, "all") != 0) {
         for (first_op = 0; first_op < OPERATIONS; first_op++)
             if (strcmp(which, operation_names[first_op]) == 0)
                 break;
         if (first_op == OPERATIONS) {
             if (rank == 0)
                 complain(command, "--op: unknown operation \"%s\" (known: "
-                         "allreduce, reduce_scatter, all_gather, all)", which);
+                         "allreduce, reduce_scatter, all_gather, all, "
+                         "hierarchical)", which);
             return 2;
         }
         last_op = first_op;
@@ -468,6 +515,26 @@ static int sweep(int rank, int n, Option *options)
                      MAX_RANKS);
         return 2;
     }
+    int group = option_given(options, "--group")
+              ? (int)option_number(options, "--group") : 0;
+    if (hierarchy != (group > 0) || (!hierarchy
+                                     && (option_given(options, "--delay-us")
+                                         || option_given(options,
+                                                         "--throttle-gbs")))) {
+        if (rank == 0)
+            complain(command, hierarchy ? "--op hierarchical needs --group, "
+                     "the ranks in each group" : "--group, --delay-us and "
+                     "--throttle-gbs go with --op hierarchical");
+        return 2;
+    }
+    if (hierarchy && n % group != 0) {
+        if (rank == 0)
+            complain(command, "--group %d does not divide the %d ranks into "
+                     "whole groups", group, n);
+        return 2;
+    }
+    /* The ring with the fewest ranks cuts the largest chunks: the scratch's */
+    int smallest_ring = hierarchy && group > 1 ? group : n;
     size_t counts_fit = (size_t)INT_MAX / 2 * sizeof(float);  /* MPI counts */
     if (max > counts_fit)
         max = counts_fit;
@@ -478,9 +545,11 @@ static int sweep(int rank, int n, Option *options)
                     "fit this machine's memory\n", max);
     }
     size_t chunk = max / sizeof(float) / (size_t)n + 1;
-    Buffers b = { malloc(max), malloc(chunk * sizeof(float)),
+    size_t scratch = max / sizeof(float) / (size_t)smallest_ring + 1;
+    Buffers b = { malloc(max), malloc(scratch * sizeof(float)),
                   malloc(chunk * sizeof(float)), malloc(sizeof(int) * (size_t)n),
-                  malloc(sizeof(int) * (size_t)n), MPI_COMM_WORLD, rank, n };
+                  malloc(sizeof(int) * (size_t)n), MPI_COMM_WORLD, rank, n,
+                  MPI_COMM_NULL, MPI_COMM_NULL };
     Row *rows = malloc(sizeof(Row) * 64 * OPERATIONS * IMPLEMENTATIONS);
     if (!b.buf || !b.scratch || !b.result || !b.size || !b.offset || !rows) {
         complain(command, "cannot allocate %zu bytes for the buffers", max);
@@ -489,7 +558,18 @@ static int sweep(int rank, int n, Option *options)
     size_t copy_bytes = (size_t)64 << 20;
     Setting setting = { n, (int)option_number(options, "--warmup"),
                         (int)option_number(options, "--repeats"),
-                        placement(MPI_COMM_WORLD), 0, 0 };
+                        placement(MPI_COMM_WORLD), 0, 0, 0, 0, 0 };
+    if (hierarchy) {
+        MPI_Comm_split(MPI_COMM_WORLD, rank / group, rank, &b.inside);
+        MPI_Comm_split(MPI_COMM_WORLD, rank % group, rank, &b.across);
+        setting.group = group;
+        if (option_given(options, "--delay-us"))
+            setting.delay_us = option_number(options, "--delay-us");
+        if (option_given(options, "--throttle-gbs"))
+            setting.throttle_gbs = option_number(options, "--throttle-gbs");
+        slow_link_between_groups(group, setting.delay_us * 1e-6,
+                                 setting.throttle_gbs * 1e9);
+    }
     if (rank == 0) {             /* measured first, before any message is sent */
         setting.copy_bw = option_given(options, "--memcpy")
                         ? option_number(options, "--memcpy")
@@ -504,8 +584,9 @@ static int sweep(int rank, int n, Option *options)
             if (bytes < min)
                 continue;
             for (int impl = 0; impl < IMPLEMENTATIONS; impl++)
-                rows[count++] = measure((Operation)op, (Implementation)impl, &b,
-                                        bytes, warmup, repeats, target);
+                if (impl == RING || impl == (hierarchy ? HIERARCHICAL : LIBRARY))
+                    rows[count++] = measure((Operation)op, (Implementation)impl,
+                                            &b, bytes, warmup, repeats, target);
             if (rank == 0 && !option_given(options, "--json"))
                 fprintf(stderr, "allreduce: %s %zu bytes done\n", operation_names[op],
                         bytes);
@@ -555,5 +636,9 @@ static int sweep(int rank, int n, Option *options)
     }
     free(b.buf); free(b.scratch); free(b.result); free(b.size); free(b.offset);
     free(rows);
+    if (b.inside != MPI_COMM_NULL) {
+        MPI_Comm_free(&b.inside);
+        MPI_Comm_free(&b.across);
+    }
     return status;
 }

@@ -1,4 +1,4 @@
-/* Tangled from chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/95-parallel-plumbing.nw and chapters/99-mesh-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/95-parallel-plumbing.nw, chapters/99-mesh-plumbing.nw and chapters/99d-hierarchical.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -67,6 +67,53 @@ MPI_Datatype float_type(size_t bytes)
     return bytes == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
 }
 
+#include <time.h>
+
+static struct {
+    int group;                 /* consecutive world ranks; 0: no groups   */
+    double delay_s;            /* each send across waits this first ...   */
+    double bytes_per_second;   /* ... and its bytes at this (0: no limit) */
+} slow_link;
+
+void slow_link_between_groups(int group, double delay_s,
+                              double bytes_per_second)
+{
+    slow_link.group = group;
+    slow_link.delay_s = delay_s;
+    slow_link.bytes_per_second = bytes_per_second;
+}
+
+static int world_rank(MPI_Comm comm, int rank)
+{
+    MPI_Group group, world;
+    int in_world;
+    MPI_Comm_group(comm, &group);
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_translate_ranks(group, 1, &rank, world, &in_world);
+    MPI_Group_free(&group);
+    MPI_Group_free(&world);
+    return in_world;
+}
+
+/* Sleep out what a send of `bytes` to rank `dest` of comm takes on the
+   slow link, if it crosses from one group to another. */
+static void cross_slow_link(MPI_Comm comm, int dest, double bytes)
+{
+    if (slow_link.group == 0 || dest < 0
+        || (slow_link.delay_s == 0 && slow_link.bytes_per_second == 0))
+        return;
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me / slow_link.group == world_rank(comm, dest) / slow_link.group)
+        return;                                  /* inside the group */
+    double wait = slow_link.delay_s;
+    if (slow_link.bytes_per_second > 0)
+        wait += bytes / slow_link.bytes_per_second;
+    time_t whole = (time_t)wait;
+    struct timespec left = { whole, (long)((wait - (double)whole) * 1e9) };
+    while (nanosleep(&left, &left) != 0)
+        ;                                        /* a signal: sleep on */
+}
 static unsigned long long bytes_sent;
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -77,6 +124,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     int size = 0;
     PMPI_Type_size(sendtype, &size);
     bytes_sent += (unsigned long long)sendcount * (unsigned long long)size;
+    cross_slow_link(comm, dest, (double)sendcount * size);
     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                          recvcount, recvtype, source, recvtag, comm, status);
 }

@@ -1,4 +1,4 @@
-/* Tangled from chapters/09-tensor-parallel.nw, chapters/95-parallel-plumbing.nw and chapters/99-mesh-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/09-tensor-parallel.nw, chapters/95-parallel-plumbing.nw, chapters/99-mesh-plumbing.nw and chapters/99d-hierarchical.nw; edit the chapters, not this file. */
 #ifndef MESH_H
 #define MESH_H
 
@@ -50,6 +50,11 @@ int ranks_agree(int status, MPI_Comm comm);
 MPI_Datatype float_type(size_t bytes);
 /* Bytes this process has sent through MPI_Sendrecv. */
 unsigned long long mpi_bytes_sent(void);
+/* From now on, every MPI_Sendrecv from one group of `group` consecutive
+   world ranks to another first sleeps delay_s plus its bytes at
+   bytes_per_second (0: no limit). group 0: no groups, no sleeps. */
+void slow_link_between_groups(int group, double delay_s,
+                              double bytes_per_second);
 /* Every rank's coordinates and communicators, one line a rank, printed
    by world rank 0 in rank order. */
 void mesh_print(const Mesh *mesh, FILE *out);

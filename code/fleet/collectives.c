@@ -1,4 +1,4 @@
-/* Tangled from chapters/03-step.nw; edit the chapter, not this file. */
+/* Tangled from chapters/03-step.nw and chapters/11d-hierarchical.nw; edit the chapters, not this file. */
 #include "fleet.h"
 
 double link_latency(LinkKind k)
@@ -55,6 +55,13 @@ double collective_seconds_in_network(Collective c, double bytes, double n,
 double collective_seconds(Collective c, double bytes, double n, const Link *l)
 {
     return collective_seconds_in_network(c, bytes, n, l, 0);
+}
+double hierarchical_allreduce_seconds(double bytes, double n, double group,
+                                      const Link *inside, const Link *across)
+{
+    return collective_seconds(REDUCE_SCATTER, bytes, group, inside)
+         + collective_seconds(ALL_REDUCE, bytes / group, n / group, across)
+         + collective_seconds(ALL_GATHER, bytes, group, inside);
 }
 double tp_bytes_per_layer(double tokens, double hidden, double tp)
 {

@@ -1,4 +1,4 @@
-/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/05-layout.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw, chapters/92-measuring.nw and chapters/99e-predict-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/05-layout.nw, chapters/11d-hierarchical.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw, chapters/92-measuring.nw, chapters/99d-hierarchical.nw and chapters/99e-predict-plumbing.nw; edit the chapters, not this file. */
 #ifndef FLEET_H
 #define FLEET_H
 
@@ -322,6 +322,11 @@ void evaluate_plan(Plan *pl, const Fleet *f, const Assumptions *a);
 int compare_plans(const void *x, const void *y);
 double reversal_nic(const Plan *w, const Plan *o, const Fleet *f,
                     const Assumptions *a);
+/* Seconds for an all-reduce of `bytes` over n ranks in groups of `group`:
+   reduce-scatter inside each group, all-reduce each 1/group of the buffer
+   across the n / group groups, all-gather inside. */
+double hierarchical_allreduce_seconds(double bytes, double n, double group,
+                                      const Link *inside, const Link *across);
 int pipeline_main(int argc, char **argv);
 /* The schedule named by --schedule (gpipe, 1f1b, interleaved, zb-h1); -1
    if unknown, after printing an error that names the flag. */
@@ -331,6 +336,7 @@ Text layout_name(const Layout *l);
 /* This machine as a part of the table, one core a device, from a machine
    file (build/machine.json); NULL after printing an error. */
 const Gpu *machine_part(const char *command, const char *path);
+int allreduce_main(int argc, char **argv);
 /* fleet layout --machine FILE ...: minigpt's step on this machine. */
 int layout_on_machine(int argc, char **argv);
 #endif

@@ -1,4 +1,4 @@
-/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/90-plumbing.nw and chapters/91-planner-subcommands.nw; edit the chapters, not this file. */
+/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw and chapters/99d-hierarchical.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +17,8 @@ static const struct {
     { "activations", activations_main, "activation memory per layer, stage and GPU" },
     { "pipeline", pipeline_main, "a pipeline schedule's timeline and bubble" },
     { "layout", layout_main, "every layout of a model on a fleet, ranked" },
+    { "allreduce", allreduce_main,
+      "one all-reduce, flat ring against hierarchical" },
 };
 
 enum { SUBCOMMANDS = sizeof subcommands / sizeof subcommands[0] };
