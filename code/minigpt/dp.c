@@ -1,10 +1,33 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/11c-buckets.nw, chapters/95-parallel-plumbing.nw and chapters/99c-buckets.nw; edit the chapters, not this file. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "minigpt.h"
 #include "../comm/ring.h"
 
+double data_parallel_waited(DataParallel *dp, double started)
+{
+    double seconds = step_clock_stop(PART_DP, started) - started;
+    dp->communicated += seconds;
+    return seconds;
+}
+
+static void clocked_gradients_ready(void *context, int unit)
+{
+    DataParallel *dp = context;
+    double started = MPI_Wtime();
+    dp->strategy->gradients_ready(context, unit);
+    data_parallel_waited(dp, started);
+}
+
+static Params clocked_weights_needed(void *context, int unit)
+{
+    DataParallel *dp = context;
+    double started = MPI_Wtime();
+    Params weights = dp->strategy->weights_needed(context, unit);
+    data_parallel_waited(dp, started);
+    return weights;
+}
 int data_parallel_init(DataParallel *dp, Model *m, const Mesh *mesh)
 {
     dp->model = m;
@@ -27,6 +50,7 @@ void data_parallel_free(DataParallel *dp)
     free(dp->statuses);
     free(dp->scratch);
     free(dp->intervals);
+    free(dp->waits);
     free(dp->held_by_rank);
 }
 static int own_whole_tensors(DataParallel *dp)
@@ -155,6 +179,100 @@ const ShardingStrategy replicated_ring =
 const ShardingStrategy replicated_overlapped =
     REPLICATED("mpi, overlapped", init_overlapped, start_overlapped,
                gradients_ready, wait_overlapped);
+static int bucket_full(const DataParallel *dp)
+{
+    const Bucket *last = &dp->buckets[dp->bucket_count - 1];
+    return sizeof(real) * (double)last->count >= dp->bucket_bytes;
+}
+
+static int init_buckets(DataParallel *dp)
+{
+    Model *m = dp->model;
+    int L = m->config.layers;
+    size_t most = (size_t)(L + 2) * PARAM_TENSORS;
+    dp->slices = malloc(sizeof(GradientSlice) * most);
+    dp->buckets = malloc(sizeof(Bucket) * most);
+    dp->packed = malloc(sizeof(real) * m->params_count);
+    dp->requests = malloc(sizeof(MPI_Request) * most);
+    dp->statuses = malloc(sizeof(MPI_Status) * most);
+    if (!dp->slices || !dp->buckets || !dp->packed || !dp->requests
+        || !dp->statuses)
+        return -1;
+    size_t packed = 0;
+    for (int unit = L; unit >= -1; unit--) {       /* the head first */
+        size_t offset[PARAM_TENSORS], count[PARAM_TENSORS];
+        unit_layout(m, unit, offset, count);
+        for (int t = 0; t < PARAM_TENSORS; t++) {
+            if (count[t] == 0)
+                continue;
+            if (dp->bucket_count == 0 || bucket_full(dp))
+                dp->buckets[dp->bucket_count++] = (Bucket){ packed, 0, 0, 0 };
+            Bucket *b = &dp->buckets[dp->bucket_count - 1];
+            dp->slices[dp->slice_count++] = (GradientSlice){
+                unit, dp->bucket_count - 1, offset[t], packed, count[t] };
+            b->count += count[t];
+            b->slices++;
+            packed += count[t];
+        }
+    }
+    return own_whole_tensors(dp);
+}
+static void start_buckets(DataParallel *dp)
+{
+    dp->pending = 0;
+    for (int k = 0; k < dp->bucket_count; k++)
+        dp->buckets[k].waiting = dp->buckets[k].slices;
+}
+
+static void fill_buckets(void *context, int unit)
+{
+    DataParallel *dp = context;
+    Model *m = dp->model;
+    if (!m->last_piece)
+        return;
+    for (int s = 0; s < dp->slice_count; s++) {
+        const GradientSlice *slice = &dp->slices[s];
+        if (slice->unit != unit)
+            continue;
+        memcpy(dp->packed + slice->packed, m->grads_memory + slice->full,
+               sizeof(real) * slice->count);
+        Bucket *b = &dp->buckets[slice->bucket];
+        if (--b->waiting == 0)
+            MPI_Iallreduce(MPI_IN_PLACE, dp->packed + b->packed,
+                           (int)b->count, real_type(), MPI_SUM, dp->comm,
+                           &dp->requests[dp->pending++]);
+    }
+    int done;
+    MPI_Testall(dp->pending, dp->requests, &done, dp->statuses);
+}
+
+static void empty_buckets(DataParallel *dp)
+{
+    Model *m = dp->model;
+    MPI_Waitall(dp->pending, dp->requests, dp->statuses);
+    for (int s = 0; s < dp->slice_count; s++) {
+        const GradientSlice *slice = &dp->slices[s];
+        memcpy(m->grads_memory + slice->full, dp->packed + slice->packed,
+               sizeof(real) * slice->count);
+    }
+}
+static void account_buckets(DataParallel *dp)
+{
+    count_model_state(dp);
+    dp->held[HELD_BUFFERS] = sizeof(real) * (double)dp->model->params_count;
+}
+
+static void free_buckets(DataParallel *dp)
+{
+    free(dp->slices);
+    free(dp->buckets);
+    free(dp->packed);
+}
+
+const ShardingStrategy replicated_in_buckets = {
+    "mpi, overlapped, in buckets", HOLDS_ALL, init_buckets, start_buckets,
+    NULL, NULL, fill_buckets, empty_buckets, step_whole, collect_whole,
+    scatter_whole, account_buckets, free_buckets };
 void data_parallel_begin(DataParallel *dp)
 {
     double now = MPI_Wtime();
@@ -171,10 +289,25 @@ void data_parallel_begin(DataParallel *dp)
         dp->intervals[dp->intervals_count++] = now - dp->last_begin;
     }
     dp->last_begin = now;
+    if (dp->waits_capacity < dp->intervals_capacity) {
+        double *grown = realloc(dp->waits, sizeof(double)
+                                * (size_t)dp->intervals_capacity);
+        if (grown == NULL)
+            abort();
+        dp->waits = grown;
+        dp->waits_capacity = dp->intervals_capacity;
+    }
+    if (dp->waits_count < dp->intervals_count)
+        dp->waits[dp->waits_count++] = dp->communicated - dp->communicated_mark;
+    dp->communicated_mark = dp->communicated;
     dp->sent_mark = data_bytes_sent();
     dp->strategy->begin_step(dp);
     dp->model->gradients_needed = dp->strategy->gradients_needed;
     dp->model->gradients_ready = dp->strategy->gradients_ready;
+    if (dp->model->gradients_ready != NULL)
+        dp->model->gradients_ready = clocked_gradients_ready;
+    if (dp->model->weights_needed != NULL)
+        dp->model->weights_needed = clocked_weights_needed;
 }
 
 void data_parallel_combine(DataParallel *dp, double *loss)
@@ -183,7 +316,7 @@ void data_parallel_combine(DataParallel *dp, double *loss)
     dp->model->gradients_ready = NULL;
     double started = MPI_Wtime();
     dp->strategy->finish_gradients(dp);
-    dp->exposed += MPI_Wtime() - started;
+    dp->exposed += data_parallel_waited(dp, started);
     dp->steps++;
     MPI_Allreduce(MPI_IN_PLACE, loss, 1, MPI_DOUBLE, MPI_SUM, dp->comm);
     *loss /= dp->ranks;
@@ -236,22 +369,36 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void data_parallel_step_time(DataParallel *dp)
+/* The median of values[0..count) after the warm-up's, which it sorts;
+   how many it kept, into kept. */
+static double median_after_warm_up(double *values, int count, int *kept)
 {
     enum { WARMUP_STEPS = 10 };
-    int skip = dp->intervals_count > 2 * WARMUP_STEPS ? WARMUP_STEPS
-             : dp->intervals_count / 2;
-    int kept = dp->intervals_count - skip;
-    double mine = 0;
-    if (kept > 0) {
-        qsort(dp->intervals + skip, (size_t)kept, sizeof(double), by_value);
-        double *rest = dp->intervals + skip;
-        mine = kept % 2 ? rest[kept / 2]
-             : 0.5 * (rest[kept / 2 - 1] + rest[kept / 2]);
-    }
-    dp->intervals_count = kept;
+    int skip = count > 2 * WARMUP_STEPS ? WARMUP_STEPS : count / 2;
+    double *rest = values + skip;
+    *kept = count - skip;
+    if (*kept == 0)
+        return 0;
+    qsort(rest, (size_t)*kept, sizeof(double), by_value);
+    return *kept % 2 ? rest[*kept / 2]
+         : 0.5 * (rest[*kept / 2 - 1] + rest[*kept / 2]);
+}
+
+void data_parallel_step_time(DataParallel *dp)
+{
+    double mine = median_after_warm_up(dp->intervals, dp->intervals_count,
+                                       &dp->intervals_count);
     MPI_Allreduce(&mine, &dp->step_median, 1, MPI_DOUBLE, MPI_MAX,
                   dp->world);
+}
+void data_parallel_wait_time(DataParallel *dp)
+{
+    int kept, ranks;
+    double mine = median_after_warm_up(dp->waits, dp->waits_count, &kept);
+    MPI_Comm_size(dp->world, &ranks);
+    MPI_Allreduce(&mine, &dp->wait_median, 1, MPI_DOUBLE, MPI_SUM,
+                  dp->world);
+    dp->wait_median /= ranks;
 }
 void count_model_state(DataParallel *dp)
 {

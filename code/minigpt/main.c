@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw, chapters/98-pipeline-plumbing.nw and chapters/99c-buckets.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"
@@ -83,6 +83,9 @@ int main(int argc, char **argv)
           "blocks per stage", 2, NULL, 0 },
         { "--trace", OPT_PATH, 0, "with --pp: write every operation's start and "
           "end here (CSV)", 0, NULL, 0 },
+        { "--bucket-mb", OPT_WHOLE, 1e6, "with --dp: all-reduce the gradient in "
+          "buckets of at least N MiB, each started when the backward pass has "
+          "filled it (0: one all-reduce per tensor)", 0, NULL, 0 },
         { "--sample", OPT_COUNT, 1e6, "print this many tokens of the language "
           "and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,

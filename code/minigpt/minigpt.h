@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw and chapters/99b-mesh-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/11c-buckets.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99b-mesh-plumbing.nw and chapters/99c-buckets.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 
@@ -334,6 +334,19 @@ typedef struct {
     size_t shard;             /* ... in this rank's shard               */
     size_t count;
 } ShardRun;
+typedef struct {
+    int unit;                 /* the unit whose backward pass finishes it */
+    int bucket;               /* the bucket it travels in                 */
+    size_t full;              /* where it lies in the flat gradient       */
+    size_t packed;            /* ... in the buffer of the buckets         */
+    size_t count;
+} GradientSlice;
+
+typedef struct {
+    size_t packed, count;     /* its numbers in the buffer of the buckets */
+    int slices;               /* how many slices it holds                 */
+    int waiting;              /* ... and how many are not finished yet    */
+} Bucket;
 typedef struct DataParallel DataParallel;
 
 /* One way of holding the training state over the data axis's ranks. */
@@ -410,6 +423,18 @@ struct DataParallel {
     double sent;              /* bytes sent by the steps                    */
     unsigned long long sent_mark;
     double sent_most;         /* the most any rank sent per step            */
+    double bucket_bytes;      /* --bucket-mb in bytes; 0: no buckets        */
+    GradientSlice *slices;    /* (slice_count) in the backward pass's order */
+    int slice_count;
+    Bucket *buckets;          /* (bucket_count)                             */
+    int bucket_count;
+    real *packed;             /* (N) the slices, one after another          */
+    double communicated;      /* s: on the data axis, since the start      */
+    double communicated_mark; /* ... when the step began                   */
+    double *waits;            /* s: each step's, beside its interval       */
+    int waits_count, waits_capacity;
+    double wait_median;       /* s: the median after the warm-up, mean of
+                                 the ranks'                                */
 };
 
 extern const ShardingStrategy replicated_alone, replicated_skipped,
@@ -435,6 +460,12 @@ real data_parallel_step(DataParallel *dp, const AdamW *opt, real lr,
 double gradient_squares(DataParallel *dp);
 /* Where a run's gradient lies: in the shard, or in the model's array. */
 real *gradient_of_run(const DataParallel *dp, const ShardRun *run);
+/* Add the seconds since started (an MPI_Wtime) to the step clock's data
+   axis and to the rank's own total; returns them. */
+double data_parallel_waited(DataParallel *dp, double started);
+/* After training: the data axis's seconds per step, into wait_median. */
+void data_parallel_wait_time(DataParallel *dp);
+extern const ShardingStrategy replicated_in_buckets;
 extern const ShardingStrategy zero_stages[3];     /* stages 1, 2 and 3 */
 /* What the model's own arrays hold, by kind, into dp->held. */
 void count_model_state(DataParallel *dp);

@@ -1,4 +1,4 @@
-/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +186,9 @@ void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "pp", FIELD_COUNT, set->mesh.pp);
     if (set->mesh.pp > 1)
         pipeline_report(m, r);
+    report_add(r, "bucket_mb", FIELD_REAL, dp->bucket_bytes / 1048576.0);
+    report_add(r, "buckets", FIELD_COUNT, dp->bucket_count);
+    report_add(r, "dp_exposed_s", FIELD_REAL, dp->wait_median);
     {
         static const struct { int part; const char *key; } parts[] = {
             { PART_COMPUTE, "step_breakdown_compute_s" },
@@ -374,6 +377,12 @@ void print_run(FILE *out, const Report *r, const char *cpu,
                 ? "chunk of a micro-batch" : "micro-batch");
         pipeline_trace_print(out, r);
     }
+    if (F("ranks") > 1 && F("buckets") > 0)
+        fprintf(out, "  buckets      = %s of at least %s MiB, the last "
+                "excepted\n", grouped(F("buckets")).s, sig(F("bucket_mb"), 3).s);
+    if (F("ranks") > 1)
+        fprintf(out, "  data axis    = %s per step in its communication, "
+                "not hidden\n", duration(F("dp_exposed_s")).s);
     fprintf(out, "step parts     = compute %s, tp %s, pp %s, dp %s, bubble %s, "
             "optimizer %s, other %s; step %s (means)\n",
             duration(F("step_breakdown_compute_s")).s,

@@ -1,4 +1,4 @@
-/* Tangled from chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw and chapters/98-pipeline-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw and chapters/99c-buckets.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -259,6 +259,28 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
                          "model; use them without --pp", P);
                 return 2;
             }
+        }
+        if (option_given(o, "--bucket-mb")) {
+            DataParallel *axis = &set->parallel;
+            if (axis->stage > 0) {
+                complain(command, "--bucket-mb groups stage 0's all-reduce; --zero "
+                         "%d reduce-scatters unit by unit", axis->stage);
+                return 2;
+            }
+            if (axis->ring || !axis->overlap || !axis->communicate) {
+                complain(command, "--bucket-mb groups the overlapped MPI "
+                         "all-reduce; drop --allreduce ring, --no-overlap and "
+                         "--no-allreduce");
+                return 2;
+            }
+            if (set->dp == 1) {
+                complain(command, "--bucket-mb needs a data axis: give --dp 2 or "
+                         "more");
+                return 2;
+            }
+            axis->bucket_bytes = option_number(o, "--bucket-mb") * 1048576.0;
+            if (axis->bucket_bytes > 0)
+                axis->strategy = &replicated_in_buckets;
         }
         return 0;
     }

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/94-trainer-plumbing.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/94-trainer-plumbing.nw, chapters/99c-buckets.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +221,7 @@ int train(Model *m, const Language *lang, Settings *set,
     set->parallel.identical = data_parallel_identical(&set->parallel);
     data_parallel_step_time(&set->parallel);
     data_parallel_account(&set->parallel);
+    data_parallel_wait_time(&set->parallel);
     if (log != NULL)
         fclose(log);
     step_statistics(&s);

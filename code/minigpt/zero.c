@@ -199,6 +199,7 @@ static void step_shard_and_gather(DataParallel *dp, const AdamW *opt,
 {
     Model *m = dp->model;
     step_shard(dp, opt, lr, step, scale);
+    double started = MPI_Wtime();
     for (int i = 0; i < dp->units; i++) {
         for (int r = dp->unit_runs[i]; r < dp->unit_runs[i + 1]; r++)
             memcpy(dp->unit_buffer + dp->runs[r].unit_at,
@@ -208,6 +209,7 @@ static void step_shard_and_gather(DataParallel *dp, const AdamW *opt,
                         dp->comm);
         unpack_unit(m, i - 1, dp->unit_buffer, m->params_memory);
     }
+    data_parallel_waited(dp, started);
 }
 /* Each rank's runs, from `shard` at their places in the shard or, when it
    is NULL, from the whole-model array `flat`, summed over the ranks. */
