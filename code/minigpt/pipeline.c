@@ -291,6 +291,8 @@ void pipeline_report(const Model *m, Report *r)
     report_text(r, "schedule", schedule_name(s->schedule.schedule));
     report_add(r, "chunks", FIELD_COUNT, s->chunks);
     report_add(r, "slot_bytes", FIELD_BYTES, s->slot_bytes);
+    report_add(r, "message_bytes", FIELD_BYTES,
+               (double)(sizeof(real) * s->message_size));
     pipeline_trace_report(&s->trace, r);
 }
 double pipeline_loss(Model *m, const int *inputs, const int *targets,
