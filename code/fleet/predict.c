@@ -54,7 +54,8 @@ static void gradient_tensor(RankWork *w, double count, const MeshLayout *l,
     if (l->dp == 1)
         return;
     w->dp_all_reduces += 1;
-    w->dp_s += collective_seconds(ALL_REDUCE, 4 * count, l->dp, &c->p2p);
+    w->dp_s += collective_seconds(ALL_REDUCE, 4 * count, l->dp,
+                                  &c->p2p);
 }
 static RankWork rank_work(const MiniShape *s, const MeshLayout *l,
                           const Core *c, double r)
@@ -202,7 +203,8 @@ static void report_prediction(Report *r, const Prediction *p,
     report_add(r, "tp", FIELD_COUNT, l->tp);
     report_add(r, "pp", FIELD_COUNT, l->pp);
     report_add(r, "dp", FIELD_COUNT, l->dp);
-    report_text(r, "schedule", l->pp == 1 ? "none" : schedule_name(s->schedule));
+    report_text(r, "schedule",
+                l->pp == 1 ? "none" : schedule_name(s->schedule));
     report_add(r, "chunks", FIELD_COUNT, l->pp > 1
                && s->schedule == SCHEDULE_INTERLEAVED ? s->chunks : 1);
     report_add(r, "micro_batches", FIELD_COUNT, s->micro_batches);
@@ -439,8 +441,9 @@ int layout_on_machine(int argc, char **argv)
                 "  %s, hidden %g, %g heads, seq %g, vocab %g\n"
                 "  %s a step, each replica's in %s; %s with a pipeline\n"
                 "  a core: GEMM %s FLOP/s, memcpy %s GB/s;\n"
-                "  a message: %s, and its bytes at %s GB/s\n", path, counted(s.layers, "layer", "layers").s, s.hidden,
-                s.heads, s.seq, s.vocab,
+                "  a message: %s, and its bytes at %s GB/s\n", path,
+                counted(s.layers, "layer", "layers").s, s.hidden, s.heads, s.seq,
+                s.vocab,
                 counted(s.batch, "sequence", "sequences").s,
                 counted(s.micro_batches, "micro-batch", "micro-batches").s,
                 schedule_name(s.schedule), sci(core.gemm_flops, 3).s,

@@ -26,6 +26,8 @@ function say(prefix, i,   k) {
     printf "\\newcommand{\\%s}{%s}\n", prefix, name(i)
     printf "\\newcommand{\\%sStep}{%s}\n", prefix, duration(step[i])
     printf "\\newcommand{\\%sCompute}{%s}\n", prefix, duration(compute[i])
+    printf "\\newcommand{\\%sComputeShare}{%.3g\\,\\%%}\n", prefix,
+           100 * compute[i] / step[i]
     printf "\\newcommand{\\%sPart}{%s}\n", prefix, part[k]
     printf "\\newcommand{\\%sPartTime}{%s}\n", prefix, duration(cost[i, k])
 }
