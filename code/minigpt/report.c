@@ -1,4 +1,4 @@
-/* Tangled from chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/11f-measured.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,17 @@
 #include "trainer.h"
 #include "pipeline_trace.h"
 
+void step_breakdown(double part[BREAKDOWN_PARTS], double step,
+                    double worked)
+{
+    for (int k = 0; k < STEP_PARTS; k++)        /* tp, pp, dp, bubble, */
+        part[k] = step_clock_seconds((StepPart)k);         /* optimizer */
+    part[PART_COMPUTE] = worked - part[PART_OPTIMIZER];
+    part[PART_STEP] = step;
+    part[PART_OTHER] = step;               /* what no part claimed */
+    for (int k = 0; k < PART_OTHER; k++)
+        part[PART_OTHER] -= part[k];
+}
 static int ascending_seconds(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -401,18 +412,6 @@ double tally_work(const Tally *t)
     for (int op = 0; op < OPS; op++)
         seconds += t->seconds[op][0] + t->seconds[op][1];
     return seconds;
-}
-
-void step_breakdown(double part[BREAKDOWN_PARTS], double step,
-                    double worked)
-{
-    for (int k = 0; k < STEP_PARTS; k++)
-        part[k] = step_clock_seconds((StepPart)k);
-    part[PART_COMPUTE] = worked - part[PART_OPTIMIZER];
-    part[PART_STEP] = step;
-    part[PART_OTHER] = step;
-    for (int k = 0; k < PART_OTHER; k++)
-        part[PART_OTHER] -= part[k];
 }
 void average_breakdown(RunSummary *s, MPI_Comm world)
 {
