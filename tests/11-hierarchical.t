@@ -145,8 +145,13 @@ for my $case (
              'h100: the flat ring sends 2(n-1)/n S across');
     close_to($p->{hierarchical_bytes_across}, 1e9, 1e-12,
              'h100: the hierarchy sends 2(g-1)/g S/G across');
-    is($p->{group}, 8, 'h100: a group is a node by default')
-        if fleet_json('allreduce', '--gpus', 16, '--bytes', 8e9)->{group} == 8;
+    is(fleet_json('allreduce', '--gpus', 16, '--bytes', 8e9)->{group}, 8,
+       'h100: a group is a node by default');
+    my $one = fleet_json('allreduce', '--gpus', 8, '--bytes', 8e9);
+    close_to($one->{flat_seconds}, 14 * 3.4e-6 + 14 / 8 * 8e9 / 450e9, 1e-9,
+             'h100: one node\'s flat ring stays on NVLink');
+    close_to($one->{hierarchical_seconds}, $one->{flat_seconds}, 1e-9,
+             'h100: in one node the hierarchy is the flat ring');
 }
 # This machine, made up: 1 GB/s and 1 us point to point, the link across
 # slowed by 1 ms and 1 GB/s, in series: 0.5 GB/s and 1.001 ms.

@@ -15,15 +15,18 @@ typedef struct {
 static void derive_allreduce(AllReduce *a)
 {
     double g = a->n / a->group;
-    a->flat_s = collective_seconds(ALL_REDUCE, a->bytes, a->n, &a->across);
+    /* one group: the flat ring never leaves it */
+    const Link *ring = g > 1 ? &a->across : &a->inside;
+    a->flat_s = collective_seconds(ALL_REDUCE, a->bytes, a->n, ring);
     a->hierarchical_s = hierarchical_allreduce_seconds(a->bytes, a->n,
                                                        a->group, &a->inside,
                                                        &a->across);
     a->across_s = collective_seconds(ALL_REDUCE, a->bytes / a->group, g,
                                      &a->across);
     a->inside_s = a->hierarchical_s - a->across_s;
-    a->rails_s = collective_seconds(ALL_REDUCE, a->bytes / a->group, a->n,
-                                    &a->across);
+    a->rails_s = g > 1 ? collective_seconds(ALL_REDUCE, a->bytes / a->group,
+                                            a->n, &a->across)
+                       : a->flat_s;              /* no NICs to split over */
 }
 static void print_allreduce(FILE *out, const AllReduce *a)
 {
@@ -37,23 +40,26 @@ static void print_allreduce(FILE *out, const AllReduce *a)
             duration(a->inside.latency).s, a->across.name,
             bytes_auto(a->across.bandwidth).s,
             duration(a->across.latency).s);
-    fprintf(out, "flat ring:    %s steps, 2(n-1)/n × S = %s per rank, every "
+    fprintf(out, "flat ring:    %s, 2(n-1)/n × S = %s per rank, every "
             "step at the pace across\n              = %s\n",
-            grouped(ring_steps(ALL_REDUCE, n)).s,
+            counted(ring_steps(ALL_REDUCE, n), "step", "steps").s,
             bytes_auto(ring_bytes_sent(ALL_REDUCE, a->bytes, n)).s,
             duration(a->flat_s).s);
-    fprintf(out, "hierarchical: inside, 2 × %s steps, 2 × (G-1)/G × S = %s "
-            "= %s\n              across, %s steps, 2(g-1)/g × S/G = %s "
-            "= %s\n              = %s, %s the flat ring's time\n",
-            grouped(G - 1).s,
+    fprintf(out, "hierarchical: inside, 2 × %s, 2 × (G-1)/G × S = %s "
+            "= %s\n              across, %s, 2(g-1)/g × S/G = %s "
+            "= %s\n              = %s, %s times the flat ring's time\n",
+            counted(G - 1, "step", "steps").s,
             bytes_auto(2 * ring_bytes_sent(ALL_GATHER, a->bytes, G)).s,
-            duration(a->inside_s).s, grouped(ring_steps(ALL_REDUCE, g)).s,
+            duration(a->inside_s).s,
+            counted(ring_steps(ALL_REDUCE, g), "step", "steps").s,
             bytes_auto(collective_bytes_sent(ALL_REDUCE, a->bytes / G, g,
                                              0)).s,
             duration(a->across_s).s, duration(a->hierarchical_s).s,
             sig(a->hierarchical_s / a->flat_s, 3).s);
-    fprintf(out, "flat, G rings (one per NIC): %s steps of S/G each = %s\n",
-            grouped(ring_steps(ALL_REDUCE, n)).s, duration(a->rails_s).s);
+    if (g > 1)
+        fprintf(out, "flat, G rings (one per NIC): %s of S/G each = %s\n",
+                counted(ring_steps(ALL_REDUCE, n), "step", "steps").s,
+                duration(a->rails_s).s);
 }
 static void report_allreduce(Report *r, const AllReduce *a)
 {
