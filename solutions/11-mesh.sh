@@ -149,6 +149,37 @@ share() {
     done
 } > "$out/11-ex3-derived.tex"
 
+# The same all-reduces as the planner prices them (fleet allreduce), with
+# each ring step's latency, at 80 % of the links' rates; with NCCL's flat
+# answer beside them, g rings at once, one on each NIC of a node (the
+# "rails"); and for a bucket of 25 MB on 1,024 GPUs.
+for run in 16:2e9:Two 128:2e9:Sixteen 1024:2e9:Big 1024:25e6:Bucket; do
+    n=${run%%:*} rest=${run#*:}
+    bytes=${rest%%:*} name="SolElevenC${run##*:}Fleet"
+    $fleet allreduce --gpus $n --bytes $bytes --link-efficiency 0.8 \
+        --latex "$name" --output "$out/11-ex3-$n-$bytes.tex"
+    $fleet allreduce --gpus $n --bytes $bytes --link-efficiency 0.8 --json \
+        --output "$out/11-ex3-$n-$bytes.json"
+done
+# fastest FILE: which of the three is fastest in FILE.json.
+fastest() {
+    f="$out/$1.json"
+    awk -v flat="$(json "$f" flat_seconds)" \
+        -v rails="$(json "$f" rails_seconds)" \
+        -v hier="$(json "$f" hierarchical_seconds)" 'BEGIN {
+            print (rails < flat && rails < hier) ? "rails" \
+                : (hier < flat) ? "hierarchical" : "flat" }'
+}
+{
+    macro SolElevenCRailsFastestTwo \
+        "$([ "$(fastest 11-ex3-16-2e9)" = rails ] && echo 1 || echo 0)"
+    macro SolElevenCHierFastestBucket \
+        "$([ "$(fastest 11-ex3-1024-25e6)" = hierarchical ] && echo 1 || echo 0)"
+} >> "$out/11-ex3-derived.tex"
+show "$out/11-ex3.txt" "$fleet" allreduce --gpus 128 --bytes 2e9 \
+    --link-efficiency 0.8
+quote_range "$out/11-ex3.txt" '^hierarchical' '^flat, G rings'
+
 # ---------------------------------------------------------------- 11.4 -----
 # How big a bucket: a 2 GB gradient all-reduced over 16 data-parallel ranks
 # on the NIC (40 GB/s of bus bandwidth), during a backward pass of 150 ms

@@ -155,6 +155,37 @@ sub best { return json($_[0])->{layouts}[0] }
     cmp_ok(value('SolElevenCSixteenSpeedup'), '<', value('SolElevenCTwoSpeedup'),
            '11.3: the gain is smaller on 16 nodes');
     cmp_ok(value('SolElevenCSixteenSpeedup'), '>', 1, '11.3: ... but still a gain');
+    # (d) the planner's prices with latency: the closed forms above plus
+    # each ring step's latency, and the g rings, one per NIC.
+    my %fastest;
+    for my $run ([16, '2e9', 'Two'], [128, '2e9', 'Sixteen'], [1024, '2e9', 'Big'],
+                 [1024, '25e6', 'Bucket']) {
+        my ($n, $bytes, $w) = @$run;
+        my $j = json("11-ex3-$n-$bytes");
+        my ($k, $S) = ($n / $g, $bytes + 0);
+        is($j->{ranks}, $n, "11.3 (d) $n GPUs");
+        is($j->{group}, $g, "11.3 (d) $n GPUs: groups of $g");
+        cmp_ok($j->{flat_seconds}, '>=', 2 * ($n - 1) / $n * $S / $nic,
+               "11.3 (d) $n GPUs, $bytes B: the flat ring, no faster than its bandwidth");
+        ok(abs($j->{hierarchical_seconds} - $j->{hierarchical_inside_seconds}
+               - $j->{hierarchical_across_seconds}) < 1e-12,
+           "11.3 (d) $n GPUs, $bytes B: hierarchical = inside + across");
+        for my $f ([flat_seconds => 'Flat'], [rails_seconds => 'Rails'],
+                   [hierarchical_seconds => 'Hierarchical']) {
+            agrees("SolElevenC${w}Fleet$f->[1]Time", $j->{ $f->[0] },
+                   "11.3 (d) $n GPUs, $bytes B: $f->[0]");
+        }
+        my %t = (rails => $j->{rails_seconds}, hierarchical => $j->{hierarchical_seconds},
+                 flat => $j->{flat_seconds});
+        ($fastest{$w}) = sort { $t{$a} <=> $t{$b} } keys %t;
+    }
+    is($macro{SolElevenCRailsFastestTwo}, $fastest{Two} eq 'rails' ? 1 : 0,
+       "11.3 (d): on 2 nodes the fastest is $fastest{Two}, as the solution says");
+    is($macro{SolElevenCHierFastestBucket}, $fastest{Bucket} eq 'hierarchical' ? 1 : 0,
+       "11.3 (d): for 25 MB on 128 nodes the fastest is $fastest{Bucket}, as the solution says");
+    my $dj = json('11-ex3-16-2e9');
+    ok(abs($dj->{hierarchical_inside_seconds} - 2 * 7 / 8 * $S / $nv) < 1e-3,
+       '11.3 (d): inside the node, the closed form plus a little latency');
 }
 
 # ----------------------------------------------------------------- 11.4 ----
