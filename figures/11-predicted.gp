@@ -16,7 +16,8 @@ set size ratio -1
 set xlabel 'predicted step (ms)'
 set ylabel 'measured step (ms)'
 set key top left
-layout(t, p, d) = sprintf('$%d{\times}%d{\times}%d$', t, p, d)
+# A label's text is read for escapes, as a tic's is not: \\ for one \.
+layout(t, p, d) = sprintf('$%d{\\times}%d{\\times}%d$', t, p, d)
 plot x with lines dt 2 lc rgb '#000000' title '$y = x$', \
      runs using (timed(column('predicted_step_s'))):\
                 (timed(column('measured_step_s'))) \

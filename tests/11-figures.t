@@ -45,7 +45,8 @@ my $text = slurp("$root/chapters/11f-measured.nw");
 $used{$1} = 1 while $text =~ /\\(Mesh[A-Za-z]+)/g;
 ok(scalar keys %used > 10, 'the section uses the runs\' macros');
 ok(exists $macros->{$_}, "\\$_ is defined by the run") for sort keys %used;
-like($macros->{MeshVerdictMisses}, qr/\S/, 'the misses\' sentence was written');
+like($macros->{MeshVerdictMisses}, qr/\S/,
+     'the misses\' sentence was written');
 
 # ------------------------------------------------------------ the table --
 my $machine = slurp("$root/build/machine.json");

@@ -201,7 +201,7 @@ void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "buckets", FIELD_COUNT, dp->bucket_count);
     report_add(r, "dp_exposed_s", FIELD_REAL, dp->wait_median);
     {
-        static const struct { int part; const char *key; } parts[] = {
+        static const struct { int part; const char *key; } fields[] = {
             { PART_COMPUTE, "step_breakdown_compute_s" },
             { PART_TP, "step_breakdown_exposed_comm_tp_s" },
             { PART_PP, "step_breakdown_exposed_comm_pp_s" },
@@ -211,8 +211,9 @@ void report_run(Report *r, const Model *m, const Settings *set,
             { PART_OTHER, "step_breakdown_other_s" },
             { PART_STEP, "step_breakdown_step_s" },
         };
-        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-            report_add(r, parts[i].key, FIELD_REAL, s->breakdown[parts[i].part]);
+        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+            report_add(r, fields[i].key, FIELD_REAL,
+                       s->breakdown[fields[i].part]);
     }
 }
 static const Field *field_named(const Report *r, const char *key)

@@ -111,7 +111,8 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i
         bars++
     }' "$data/11-mesh.csv" > "$data/11-mesh-bars.csv"
 awk -F, -v cores="$cores" -v cpu="$cpu" -v steps=$steps -v q="'" \
-    -v repeats=$repeats -v shape="$shape" -v table="$numbers/11-mesh-table.tex" \
+    -v repeats=$repeats -v shape="$shape" \
+    -v table="$numbers/11-mesh-table.tex" \
     "$formats"'
 BEGIN {
     split("compute_s exposed_comm_tp_s exposed_comm_pp_s exposed_comm_dp_s " \
@@ -220,6 +221,9 @@ END {
               : toupper(substr(flag, 1, 1)) substr(flag, 2)), w[i + 1])
     }
     list = ""; timed_count = 0; most = 0
+    print "\\begin{tabular}{llrrrrrrrr}\n\\hline" > table
+    print "layout & & compute & TP & PP & DP & bubble & optim. & other & " \
+          "step \\\\\n\\hline" > table
     for (i = 1; i <= n; i++) {
         row = sprintf("%s & predicted", name(i))
         for (k = 1; k <= 8; k++) row = row " & " ms(predicted[i, k])
@@ -236,6 +240,7 @@ END {
         if (share < 0) share = -share
         if (share >= most) { most = share; most_at = i }
     }
+    print "\\hline\n\\end{tabular}" > table
     close(table)
     macro("MeshTimedCount", count(timed_count))
     macro("MeshPredictedCount", count(n))
