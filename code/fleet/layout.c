@@ -517,7 +517,7 @@ static void report_plan(Report *r, const Plan *p, const Fleet *f)
 int layout_main(int argc, char **argv)
 {
     const char *command = "fleet layout";
-    for (int i = 0; i < argc; i++)
+    for (int i = 0; i + 1 < argc; i++)       /* without its value: refused below */
         if (strcmp(argv[i], "--machine") == 0)
             return layout_on_machine(argc, argv);
     Option options[] = {

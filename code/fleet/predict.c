@@ -229,18 +229,18 @@ static void report_breakdown(Report *r, const Prediction *p, int whole)
         "step_breakdown_bubble_s", "step_breakdown_optimizer_s",
         "step_breakdown_other_s", "step_breakdown_step_s"
     };
-    double parts[] = { p->compute_s, p->tp_s, p->pp_s, p->dp_s, p->bubble_s,
-                       p->optimizer_s, p->other_s, p->step_s };
+    double values[] = { p->compute_s, p->tp_s, p->pp_s, p->dp_s,
+                        p->bubble_s, p->optimizer_s, p->other_s, p->step_s };
     size_t skip = whole ? 0 : strlen("step_breakdown_");
     for (int i = 0; i < 8; i++)
-        report_add(r, names[i] + skip, FIELD_REAL, parts[i]);
+        report_add(r, names[i] + skip, FIELD_REAL, values[i]);
 }
 static Text ms(double seconds)
 {
     return sig(1e3 * seconds, 3);
 }
 
-static void print_table(FILE *out, const Prediction *p, int count)
+static void print_prediction_table(FILE *out, const Prediction *p, int count)
 {
     fprintf(out, "  %-15s %7s %7s %7s %7s %7s %9s %7s %7s\n", "t × p × d",
             "compute", "TP", "PP", "DP", "bubble", "optimizer", "other",
@@ -458,7 +458,7 @@ int layout_on_machine(int argc, char **argv)
                 continue;
             }
             fprintf(out.file, "\n%s:\n", counted(counts[i], "rank", "ranks").s);
-            print_table(out.file, found + at, of[i]);
+            print_prediction_table(out.file, found + at, of[i]);
         }
     }
     free(found);
