@@ -68,8 +68,8 @@ BEGIN {
     if (whole != 4 * b * t * c || rows != whole / 2) exit 1
     printf "\\newcommand{\\MeshMessageTime}{%s}\n",
            duration(latency + whole / rate)
-    printf "\\newcommand{\\MeshMessageBytes}{%d}\n", whole
-    printf "\\newcommand{\\MeshMessageBytesSp}{%d}\n", rows
+    printf "\\newcommand{\\MeshMessageBytes}{%s}\n", grouped(whole)
+    printf "\\newcommand{\\MeshMessageBytesSp}{%s}\n", grouped(rows)
     printf "\\newcommand{\\MeshMicroBatch}{%d}\n", b
     printf "\\newcommand{\\MeshSeq}{%d}\n", t
     printf "\\newcommand{\\MeshHidden}{%d}\n", c
