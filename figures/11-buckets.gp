@@ -8,7 +8,7 @@ set xrange [0.5:STATS_max + 0.5]
 set yrange [0:*]
 set xlabel 'bucket size (MiB)'
 set ylabel 'ms per step'
-set key below maxrows 2 width -2 samplen 2
+set key tmargin center horizontal maxrows 2 reverse Left samplen 2 width 4
 plot runs using 'at':'blocking_ms':xticlabels(2) with lines dt 2 \
          lc rgb '#000000' title 'step, blocking all-reduce', \
      '' using 'at':'compute_ms' with lines dt 3 lc rgb '#000000' \
