@@ -307,6 +307,9 @@ part() {
             printf "\\newcommand{\\SolElevenFBiggest}{%s}\n", name(which)
             printf "\\newcommand{\\SolElevenFSecond}{%s}\n", name(second)
             printf "\\newcommand{\\SolElevenFSecondGrew}{%d}\n", (next_ < 0)
+            printf "\\newcommand{\\SolElevenFSecondKind}{%d}\n",
+                second == "bubble_s" ? 2 : \
+                (second == "compute_s" || second == "exposed_comm_pp_s")
             printf "\\newcommand{\\SolElevenFBubbleFell}{%d}\n",
                 (d["bubble_s"] > 0)
         }

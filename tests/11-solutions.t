@@ -318,6 +318,10 @@ sub best { return json($_[0])->{layouts}[0] }
     is($macro{SolElevenFSecond}, $name{$second}, "11.6: the next is $second");
     is($macro{SolElevenFSecondGrew}, $d{$second} < 0 ? 1 : 0, '11.6: ... and which way');
     is($macro{SolElevenFBubbleFell}, $d{bubble_s} > 0 ? 1 : 0, '11.6: whether the bubble fell');
+    is($macro{SolElevenFSecondKind},
+       $second eq 'bubble_s' ? 2
+       : $second eq 'compute_s' || $second eq 'exposed_comm_pp_s' ? 1 : 0,
+       '11.6: what kind of part the next one is');
     agrees('SolElevenFSlowdown', $j{1}{step_breakdown_step_s} / $j{4}{step_breakdown_step_s},
            '11.6: the ratio of the steps');
 }
