@@ -259,19 +259,8 @@ sub agrees { return macro_agrees(\%macro, @_) }
 }
 
 # ------------------------------------------------- the solution's macros ----
-{
-    my $tex = slurp("$root/solutions/07-data-parallel.tex") // '';
-    (my $code = $tex) =~ s/(?<!\\)%.*$//mg;
-    my %used = map { $_ => 1 } $code =~ /\\(SolFour\w+)/g;
-    my @missing = grep { !exists $macro{$_} } sort keys %used;
-    is_deeply(\@missing, [], 'the solution uses only macros the script defines');
-    my @inputs = $code =~ /\\input\{(build\/solutions\/[^}]+)\}/g;
-    my @absent = grep { !-s "$root/$_" } @inputs;
-    is_deeply(\@absent, [], 'every file the solution inputs was written');
-    my @verbatim = $code =~ /\{(build\/solutions\/[^}]+\.txt)\}/g;
-    ok(@verbatim >= 4, 'the solution shows the transcripts of its runs');
-    ok(!(grep { !-s "$root/$_" } @verbatim), 'every transcript it shows was written');
-}
+solution_sources_ok(solution => 'solutions/07-data-parallel.tex',
+                    prefix => 'SolFour', macros => \%macro, transcripts => 4);
 
 # ------------------------------------------------------------------ lab ----
 {
@@ -298,58 +287,26 @@ sub agrees { return macro_agrees(\%macro, @_) }
     like($readme, qr/deadlock/, 'lab: ... and the deadlock it avoids');
 }
 
-# ------------------------------------------------------- the exercise file --
-my $statements = slurp("$root/exercises/07-data-parallel.tex") // '';
-(my $text = $statements) =~ s/(?<!\\)%.*$//mg;
-like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
-unlike($text, qr/\[\[/, 'exercises: no noweb quoting (the file is plain LaTeX)');
-my $items = () = exercise_items("$root/exercises/07-data-parallel.tex");
-cmp_ok($items, '>=', 6, "exercises: at least six ($items)");
-my $solution_tex = slurp("$root/solutions/07-data-parallel.tex") // '';
-my $sections = () = $solution_tex =~ /^\\solfourexercise\{\d+\}/mg;
-is($sections, $items, 'exercises: the solutions work every one');
-like($text, qr/make lab-ring LAB=exercises\/07-lab\/ring\.c/, 'exercises: the lab is announced');
+# ------------------------------------------ the exercises and the solutions --
+my ($text, @items) = exercise_file_ok(
+    exercises => 'exercises/07-data-parallel.tex',
+    solution => 'solutions/07-data-parallel.tex',
+    heading => 'solfourexercise',
+    lab => 'make lab-ring LAB=exercises/07-lab/ring.c');
 # Answers that must not appear in the statements, as the solutions print them.
-(my $flat = $text) =~ s/\{,\}|\\,|~/ /g;
-$flat =~ s/(\d) (\d{3})(?!\d)/$1,$2/g;
-for my $name (qw(SolFourAEightTotalGB SolFourAKiloTotalGB SolFourAKiloSteps
-                 SolFourAKiloNaiveGB SolFourBEightMs SolFourBKiloMs
-                 SolFourBEightAlgbwGBs SolFourCAllreduceAlgbw SolFourCAllreduceMs
-                 SolFourCAllgatherAlgbw SolFourDKiloLatencyMs SolFourDSmallMs
-                 SolFourDLargeMs SolFourERankParams SolFourERingTrafficGB
-                 SolFourERatio SolFourEComputeTime SolFourFCommMs SolFourFRatio
-                 SolFourFEvenTokens SolFourESlowRatio SolFourCNvlsMs
-                 SolFourCNvlsBusbw SolFourCNvlsLinkShare)) {
-    my $answer = $macro{$name} // next;
-    ok($flat !~ /(?<![\d.,])\Q$answer\E(?![\d])/,
-       "exercises: the answer $answer (\\$name) is not given away");
-}
-
-# -------------------------------------------------------- the solutions PDF --
-{
-    my $master = slurp("$root/solutions/solutions.tex") // '';
-    like($master, qr/^\s*\\input\{solutions\/07-data-parallel\.tex\}/m,
-         'solutions: solutions/solutions.tex inputs chapter 7');
-    ok(-s "$root/build/solutions.pdf", 'solutions: build/solutions.pdf was woven');
-    my $body = eval { pdf_text("$root/build/solutions.pdf", layout => 0) };
-    ok(defined $body, 'solutions: pdftotext reads build/solutions.pdf') or diag($@);
-    $body //= '';
-    unlike($body, qr/\?\?/, 'solutions: no unresolved references');
-    my @chapters = split /^Data parallel: the ring all-reduce$/m, $body;
-    $body = @chapters > 1 ? $chapters[-1] : '';
-    for my $n (1 .. $items) {
-        like($body, qr/^Exercise 7\.$n$/m, "solutions: heading Exercise 7.$n");
-    }
-    my %section;
-    my @parts = split /^(Exercise 7\.\d)$/m, $body;
-    for (my $i = 1; $i < $#parts; $i += 2) { $section{ $parts[$i] } = $parts[$i + 1] }
-    my %key = ('Exercise 7.1' => $macro{SolFourAKiloTotalGB},
-               'Exercise 7.5' => $macro{SolFourERatio},
-               'Exercise 7.6' => $macro{SolFourFEvenTokens});
-    for my $heading (sort keys %key) {
-        like($section{$heading} // '', qr/(?<![\d,])\Q$key{$heading}\E(?![\d])/,
-             "solutions: $heading prints $key{$heading}");
-    }
-}
+answers_not_given_away($text, \%macro, qw(
+    SolFourAEightTotalGB SolFourAKiloTotalGB SolFourAKiloSteps
+    SolFourAKiloNaiveGB SolFourBEightMs SolFourBKiloMs SolFourBEightAlgbwGBs
+    SolFourCAllreduceAlgbw SolFourCAllreduceMs SolFourCAllgatherAlgbw
+    SolFourDKiloLatencyMs SolFourDSmallMs SolFourDLargeMs SolFourERankParams
+    SolFourERingTrafficGB SolFourERatio SolFourEComputeTime SolFourFCommMs
+    SolFourFRatio SolFourFEvenTokens SolFourESlowRatio SolFourCNvlsMs
+    SolFourCNvlsBusbw SolFourCNvlsLinkShare));
+solutions_pdf_ok(chapter => 7, solution => 'solutions/07-data-parallel.tex',
+                 title => 'Data parallel: the ring all-reduce',
+                 items => scalar @items,
+                 key => { 1 => $macro{SolFourAKiloTotalGB},
+                          5 => $macro{SolFourERatio},
+                          6 => $macro{SolFourFEvenTokens} });
 
 done_testing();

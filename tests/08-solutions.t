@@ -600,21 +600,7 @@ for my $name (qw(SolFiveGLimitOne SolFiveGLimitTwo)) {
 }
 
 # ------------------------------------------------------- the solutions PDF --
-{
-    my $master = slurp("$root/solutions/solutions.tex") // '';
-    like($master, qr/^\s*\\input\{solutions\/08-sharded-state\.tex\}/m,
-         'solutions: solutions/solutions.tex inputs chapter 8');
-    ok(-s "$root/build/solutions.pdf", 'solutions: build/solutions.pdf was woven');
-    my $body = eval { pdf_text("$root/build/solutions.pdf", layout => 0) };
-    ok(defined $body, 'solutions: pdftotext reads build/solutions.pdf') or diag($@);
-    $body //= '';
-    my @chapters = split /^Sharded state: ZeRO and FSDP$/m, $body;
-    $body = @chapters > 1 ? $chapters[-1] : '';
-    ok(length $body, 'solutions: the PDF has the chapter');
-    unlike($body, qr/\?\?/, 'solutions: no unresolved references in chapter 8');
-    for my $n (1 .. $items) {
-        like($body, qr/^Exercise 8\.$n$/m, "solutions: heading Exercise 8.$n");
-    }
-}
+solutions_pdf_ok(chapter => 8, solution => 'solutions/08-sharded-state.tex',
+                 title => 'Sharded state: ZeRO and FSDP', items => $items);
 
 done_testing();

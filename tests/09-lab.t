@@ -116,9 +116,7 @@ for my $name (sort keys %broken) {
     (my $text = $solution) =~ s/$pattern/$replacement/ or do {
         fail("broken '$name': the solution has the line it changes"); next };
     my $file = "build/lab-tp-broken/$name.c";
-    open my $fh, '>', "$root/$file" or die "$file: $!";
-    print $fh $text;
-    close $fh;
+    write_file("$root/$file", $text);
     ($status, $out, $err, $verdict) = grade($file);
     isnt($status, 0, "broken '$name' fails the autograder");
     unlike($err, qr/error:/, "broken '$name' compiles") or diag($err);
@@ -134,9 +132,7 @@ for my $name (sort keys %broken) {
         fail('crash: the solution has the line it changes');
     $text =~ s{#include <stddef.h>}{#include <stddef.h>\n#include <stdlib.h>};
     my $file = 'build/lab-tp-broken/crash.c';
-    open my $fh, '>', "$root/$file" or die "$file: $!";
-    print $fh $text;
-    close $fh;
+    write_file("$root/$file", $text);
     ($status, $out, $err) = grade($file);
     isnt($status, 0, 'a layer that crashes fails the autograder');
     like($out, qr/^lab-tp: FAIL \(the run stopped with status \d+: a crash\)$/m,
@@ -154,13 +150,10 @@ SKIP: {
 }
 
 # ------------------------------------------------------ README, Makefile ----
-my $readme = slurp("$root/exercises/09-lab/README.md") // '';
-like($readme, qr/make lab-tp LAB=exercises\/09-lab\/parallel_linear\.c/,
-     'README says how to grade');
+my $readme = lab_documented(target => 'lab-tp',
+                            readme => 'exercises/09-lab/README.md',
+                            file => 'exercises/09-lab/parallel_linear.c');
 like($readme, qr/\*\*f\*\*/, 'README names the f operator');
 like($readme, qr/\*\*g\*\*/, '... and the g operator');
-my $makefile = slurp("$root/Makefile") // '';
-like($makefile, qr/^#   make lab-tp LAB=file\.c$/m, "the Makefile's header lists lab-tp");
-like($makefile, qr/^\.PHONY:(?:[^\n]*\\\n)*[^\n]*\blab-tp\b/m, 'lab-tp is phony');
 
 done_testing();

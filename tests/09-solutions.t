@@ -201,74 +201,26 @@ sub tp_formulas {
     }
 }
 
-# ------------------------------------------------- the solution's macros ----
-{
-    my $tex = slurp("$root/solutions/09-tensor-parallel.tex") // '';
-    (my $code = $tex) =~ s/(?<!\\)%.*$//mg;
-    my %used = map { $_ => 1 } $code =~ /\\(SolNine\w+)/g;
-    my @missing = grep { !exists $macro{$_} } sort keys %used;
-    is_deeply(\@missing, [], 'the solution uses only macros the script defines');
-    my @inputs = $code =~ /\\input\{(build\/solutions\/[^}]+)\}/g;
-    my @absent = grep { !-s "$root/$_" } @inputs;
-    is_deeply(\@absent, [], 'every file the solution inputs was written');
-    my @verbatim = $code =~ /\{(build\/solutions\/[^}]+\.txt)\}/g;
-    ok(@verbatim >= 6, 'the solution shows the transcripts of its runs');
-    ok(!(grep { !-s "$root/$_" } @verbatim), 'every transcript it shows was written');
-    my @long = grep { length > 85 } map { split /\n/, slurp("$root/$_") // '' } @verbatim;
-    is_deeply(\@long, [], 'every transcript line fits the measure (85 characters)');
-}
-
-# ------------------------------------------------------- the exercise file --
-my $statements = slurp("$root/exercises/09-tensor-parallel.tex") // '';
-(my $text = $statements) =~ s/(?<!\\)%.*$//mg;
-like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
-unlike($text, qr/\[\[/, 'exercises: no noweb quoting (the file is plain LaTeX)');
-my @items = exercise_items("$root/exercises/09-tensor-parallel.tex");
-cmp_ok(scalar @items, '>=', 6, 'exercises: at least six (' . @items . ')');
-my $solution_tex = slurp("$root/solutions/09-tensor-parallel.tex") // '';
-my $sections = () = $solution_tex =~ /^\\solnineexercise\{\d+\}/mg;
-is($sections, scalar @items, 'exercises: the solutions work every one');
-like($text, qr/make lab-tp LAB=exercises\/09-lab\/parallel\\_linear\.c/,
-     'exercises: the lab is announced');
-(my $flat = $text) =~ s/\{,\}|\\,|~/ /g;
-$flat =~ s/(\d) (\d{3})(?!\d)/$1,$2/g;
-for my $name (qw(SolNineALimitGB SolNineACommRatio SolNineBSlowdown
-                 SolNineBSixteenStepRatio SolNineBSharpSaving SolNineCRatioOfRatios
-                 SolNineCBlockWeightsMB SolNineDLayerTpGB SolNineDLayerSpGB
-                 SolNineDSaving SolNineEEightStateGB SolNineEEightCards
-                 SolNineFColumnBytes SolNineFRowBytes SolNineFFourRowSent)) {
-    my $answer = $macro{$name} // next;
-    $answer =~ s/\\,\\%$//;
-    ok($flat !~ /(?<![\d.,])\Q$answer\E(?![\d])/,
-       "exercises: the answer $answer (\\$name) is not given away");
-}
-
-# -------------------------------------------------------- the solutions PDF --
-SKIP: {
-    my $master = slurp("$root/solutions/solutions.tex") // '';
-    like($master, qr/^\s*\\input\{solutions\/09-tensor-parallel\.tex\}/m,
-         'solutions: solutions/solutions.tex inputs chapter 9');
-    skip 'build/solutions.pdf is older than the chapter 9 solutions', 4 + @items
-        unless -s "$root/build/solutions.pdf"
-            && -M "$root/build/solutions.pdf" <= -M "$sols/09-ex1-derived.tex";
-    my $body = eval { pdf_text("$root/build/solutions.pdf", layout => 0) } // '';
-    unlike($body, qr/\?\?/, 'solutions: no unresolved references');
-    my @chapters = split /^Tensor parallelism$/m, $body;
-    $body = @chapters > 1 ? $chapters[-1] : '';
-    for my $n (1 .. @items) {
-        like($body, qr/^Exercise 9\.$n$/m, "solutions: heading Exercise 9.$n");
-    }
-    my %section;
-    my @parts = split /^(Exercise 9\.\d)$/m, $body;
-    for (my $i = 1; $i < $#parts; $i += 2) { $section{ $parts[$i] } = $parts[$i + 1] }
-    my %key = ('Exercise 9.2' => $macro{SolNineBSlowdown},
-               'Exercise 9.4' => $macro{SolNineDSaving},
-               'Exercise 9.5' => $macro{SolNineEEightStateGB});
-    for my $heading (sort keys %key) {
-        (my $want = $key{$heading}) =~ s/\\,\\%$//;
-        like($section{$heading} // '', qr/(?<![\d,])\Q$want\E(?![\d])/,
-             "solutions: $heading prints $want");
-    }
-}
+# ------------------------------------------- the solution and its exercises --
+solution_sources_ok(solution => 'solutions/09-tensor-parallel.tex',
+                    prefix => 'SolNine', macros => \%macro, transcripts => 6,
+                    width => 85);
+my ($text, @items) = exercise_file_ok(
+    exercises => 'exercises/09-tensor-parallel.tex',
+    solution => 'solutions/09-tensor-parallel.tex',
+    heading => 'solnineexercise',
+    lab => 'make lab-tp LAB=exercises/09-lab/parallel_linear.c');
+answers_not_given_away($text, \%macro, qw(
+    SolNineALimitGB SolNineACommRatio SolNineBSlowdown
+    SolNineBSixteenStepRatio SolNineBSharpSaving SolNineCRatioOfRatios
+    SolNineCBlockWeightsMB SolNineDLayerTpGB SolNineDLayerSpGB SolNineDSaving
+    SolNineEEightStateGB SolNineEEightCards SolNineFColumnBytes
+    SolNineFRowBytes SolNineFFourRowSent));
+solutions_pdf_ok(chapter => 9, solution => 'solutions/09-tensor-parallel.tex',
+                 title => 'Tensor parallelism', items => scalar @items,
+                 key => { 2 => $macro{SolNineBSlowdown},
+                          4 => $macro{SolNineDSaving},
+                          5 => $macro{SolNineEEightStateGB} },
+                 newer_than => "$sols/09-ex1-derived.tex");
 
 done_testing();

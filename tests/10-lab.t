@@ -137,9 +137,7 @@ for my $name (sort keys %broken) {
     (my $text = $solution) =~ s/$pattern/"\"$replacement\""/ee or do {
         fail("broken '$name': the solution has the line it changes"); next };
     (my $file = "build/lab-1f1b-broken/$name.c") =~ s/ /-/g;
-    open my $fh, '>', "$root/$file" or die "$file: $!";
-    print $fh $text;
-    close $fh;
+    write_file("$root/$file", $text);
     ($status, $out, $err, $verdict) = grade($file);
     isnt($status, 0, "broken '$name' fails the autograder");
     unlike($err, qr/error:/, "broken '$name' compiles") or diag($err);
@@ -173,9 +171,7 @@ for my $case (['build-lab-1f1b-broken-gpipe', '4,4', "the GPipe order"],
         fail('crash: the solution has the line it changes');
     $text =~ s{#include "one_f_one_b.h"}{#include <stdlib.h>\n\n#include "one_f_one_b.h"};
     my $file = 'build/lab-1f1b-broken/crash.c';
-    open my $fh, '>', "$root/$file" or die "$file: $!";
-    print $fh $text;
-    close $fh;
+    write_file("$root/$file", $text);
     ($status, $out, $err) = grade($file);
     isnt($status, 0, 'an order that crashes fails the autograder');
     like($out, qr/^  FAIL  the order's checker stopped with status \d+ \(a crash\)$/m,
@@ -209,12 +205,9 @@ EOF
 }
 
 # ------------------------------------------------------ README, Makefile ----
-my $readme = slurp("$root/exercises/10-lab/README.md") // '';
-like($readme, qr/make lab-1f1b LAB=exercises\/10-lab\/one_f_one_b\.c/,
-     'README says how to grade');
+my $readme = lab_documented(target => 'lab-1f1b',
+                            readme => 'exercises/10-lab/README.md',
+                            file => 'exercises/10-lab/one_f_one_b.c');
 like($readme, qr/p - r - 1/, 'README names the warm-up');
-my $makefile = slurp("$root/Makefile") // '';
-like($makefile, qr/^#   make lab-1f1b LAB=file\.c$/m, "the Makefile's header lists lab-1f1b");
-like($makefile, qr/^\.PHONY:(?:[^\n]*\\\n)*[^\n]*\blab-1f1b\b/m, 'lab-1f1b is phony');
 
 done_testing();

@@ -346,76 +346,29 @@ sub in_flight {
     verify_ok('10.9: zb-h1 --verify', $v);
 }
 
-# ------------------------------------------------- the solution's macros ----
-{
-    my $tex = slurp("$root/solutions/10-pipeline.tex") // '';
-    (my $code = $tex) =~ s/(?<!\\)%.*$//mg;
-    my %used = map { $_ => 1 } $code =~ /\\(SolTen\w+)/g;
-    my @missing = grep { !exists $macro{$_} } sort keys %used;
-    is_deeply(\@missing, [], 'the solution uses only macros the script defines');
-    my @inputs = $code =~ /\\input\{(build\/solutions\/[^}]+)\}/g;
-    my @absent = grep { !-s "$root/$_" } @inputs;
-    is_deeply(\@absent, [], 'every file the solution inputs was written');
-    my @verbatim = $code =~ /\{(build\/solutions\/[^}]+\.txt)\}/g;
-    ok(@verbatim >= 6, 'the solution shows the transcripts of its runs');
-    ok(!(grep { !-s "$root/$_" } @verbatim), 'every transcript it shows was written');
-    my @long = grep { length > 85 } map { split /\n/, slurp("$root/$_") // '' } @verbatim;
-    is_deeply(\@long, [], 'every transcript line fits the measure (85 characters)');
-    unlike($code, qr/\\ref\{/, 'no reference to a label of the book (the volumes are apart)');
-}
-
-# ------------------------------------------------------- the exercise file --
-my $statements = slurp("$root/exercises/10-pipeline.tex") // '';
-(my $text = $statements) =~ s/(?<!\\)%.*$//mg;
-like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
-unlike($text, qr/\[\[/, 'exercises: no noweb quoting (the file is plain LaTeX)');
-my @items = exercise_items("$root/exercises/10-pipeline.tex");
-cmp_ok(scalar @items, '>=', 6, 'exercises: at least six (' . @items . ')');
-my $solution_tex = slurp("$root/solutions/10-pipeline.tex") // '';
-my $sections = () = $solution_tex =~ /^\\soltenexercise\{\d+\}/mg;
-is($sections, scalar @items, 'exercises: the solutions work every one');
-like($text, qr/make lab-1f1b LAB=exercises\/10-lab\/one\\_f\\_one\\_b\.c/,
-     'exercises: the lab is announced');
-(my $flat = $text) =~ s/\{,\}|\\,|~/ /g;
-$flat =~ s/(\d) (\d{3})(?!\d)/$1,$2/g;
-for my $name (qw(SolTenAZbBubble SolTenAInterFourBubble SolTenBOneFOneBEightM
-                 SolTenBZbEightM SolTenCOneFOneBPipelineGB SolTenCZbPipelineGB
-                 SolTenDThreeShare SolTenDThreeBubble SolTenEBInterFiveBubble
-                 SolTenFHeadBlocks SolTenFSlowdown SolTenGFourSends
-                 SolTenGFourQuarterBubble)) {
-    my $answer = $macro{$name} // next;
-    $answer =~ s/\\,\\%$//;
-    ok($flat !~ /(?<![\d.,])\Q$answer\E(?![\d])/,
-       "exercises: the answer $answer (\\$name) is not given away");
-}
-
-# -------------------------------------------------------- the solutions PDF --
-SKIP: {
-    my $master = slurp("$root/solutions/solutions.tex") // '';
-    like($master, qr/^\s*\\input\{solutions\/10-pipeline\.tex\}/m,
-         'solutions: solutions/solutions.tex inputs chapter 10');
-    skip 'build/solutions.pdf is older than the chapter 10 solutions', 5 + @items
-        unless -s "$root/build/solutions.pdf"
-            && -M "$root/build/solutions.pdf" <= -M "$sols/10-ex9-derived.tex";
-    my $body = eval { pdf_text("$root/build/solutions.pdf", layout => 0) } // '';
-    unlike($body, qr/\?\?/, 'solutions: no unresolved references');
-    my @chapters = split /^Pipeline parallelism$/m, $body;
-    $body = @chapters > 1 ? $chapters[-1] : '';
-    for my $n (1 .. @items) {
-        like($body, qr/^Exercise 10\.$n$/m, "solutions: heading Exercise 10.$n");
-    }
-    my %section;
-    my @parts = split /^(Exercise 10\.\d)$/m, $body;
-    for (my $i = 1; $i < $#parts; $i += 2) { $section{ $parts[$i] } = $parts[$i + 1] }
-    my %key = ('Exercise 10.2' => $macro{SolTenBOneFOneBSixteenM},
-               'Exercise 10.9' => $macro{SolTenIExtra},
-               'Exercise 10.4' => $macro{SolTenDFourShare},
-               'Exercise 10.6' => $macro{SolTenFSpeedup});
-    for my $heading (sort keys %key) {
-        (my $want = $key{$heading}) =~ s/\\,\\%$//;
-        like($section{$heading} // '', qr/(?<![\d,])\Q$want\E(?![\d])/,
-             "solutions: $heading prints $want");
-    }
-}
+# ------------------------------------------- the solution and its exercises --
+my $code = solution_sources_ok(solution => 'solutions/10-pipeline.tex',
+                               prefix => 'SolTen', macros => \%macro,
+                               transcripts => 6, width => 85);
+unlike($code, qr/\\ref\{/,
+       'no reference to a label of the book (the volumes are apart)');
+my ($text, @items) = exercise_file_ok(
+    exercises => 'exercises/10-pipeline.tex',
+    solution => 'solutions/10-pipeline.tex',
+    heading => 'soltenexercise',
+    lab => 'make lab-1f1b LAB=exercises/10-lab/one_f_one_b.c');
+answers_not_given_away($text, \%macro, qw(
+    SolTenAZbBubble SolTenAInterFourBubble SolTenBOneFOneBEightM
+    SolTenBZbEightM SolTenCOneFOneBPipelineGB SolTenCZbPipelineGB
+    SolTenDThreeShare SolTenDThreeBubble SolTenEBInterFiveBubble
+    SolTenFHeadBlocks SolTenFSlowdown SolTenGFourSends
+    SolTenGFourQuarterBubble));
+solutions_pdf_ok(chapter => 10, solution => 'solutions/10-pipeline.tex',
+                 title => 'Pipeline parallelism', items => scalar @items,
+                 key => { 2 => $macro{SolTenBOneFOneBSixteenM},
+                          9 => $macro{SolTenIExtra},
+                          4 => $macro{SolTenDFourShare},
+                          6 => $macro{SolTenFSpeedup} },
+                 newer_than => "$sols/10-ex9-derived.tex");
 
 done_testing();

@@ -1,7 +1,8 @@
 # tests/lib/FleetTest.pm: what every test needs: the repository root; a way
 # to run a tool (alone or under mpiexec) and read its JSON; the contracts
 # every tool keeps (a refusal is one line and exit status 2; --verify ends
-# in OK within its tolerance); and comparisons with a stated tolerance.
+# in OK within its tolerance); comparisons with a stated tolerance; and the
+# checks that end every chapter's solutions and lab tests.
 package FleetTest;
 use strict;
 use warnings;
@@ -17,7 +18,9 @@ our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
                  round_up grouped camel pdf_text slurp read_macros
                  printed_number macro_agrees minigpt_params minigpt_flags
                  same_files different_files files_in exercise_items refused
-                 refused_no_output verify_ok);
+                 refused_no_output verify_ok solution_sources_ok
+                 exercise_file_ok answers_not_given_away solutions_pdf_ok
+                 write_file lab_documented);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -328,6 +331,162 @@ sub verify_ok {
     Test::More::cmp_ok($v{dmoment}, '<=', 1e-12,
                        "$name: ... and the same moments, max |dmoment| = $v{dmoment}");
     return \%v;
+}
+
+# ------------------------------------------- a chapter's worked solutions --
+# The checks that end every chapter's solutions test (07 on), after `make`.
+
+# The chapter's solution (SOLUTION, LaTeX, relative to the root) uses only
+# the macros its script defined (MACROS; those whose names start with
+# PREFIX) and inputs only files the script wrote; it shows at least
+# TRANSCRIPTS transcripts, all written, and with WIDTH, none has a line
+# longer than WIDTH characters. Returns the solution's text, comments
+# removed.
+sub solution_sources_ok {
+    my (%a) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $root = root();
+    my $tex = slurp("$root/$a{solution}") // '';
+    (my $code = $tex) =~ s/(?<!\\)%.*$//mg;
+    my %used = map { $_ => 1 } $code =~ /\\(\Q$a{prefix}\E\w+)/g;
+    my @missing = grep { !exists $a{macros}{$_} } sort keys %used;
+    Test::More::is_deeply(\@missing, [],
+                          'the solution uses only macros the script defines');
+    my @inputs = $code =~ /\\input\{(build\/solutions\/[^}]+)\}/g;
+    my @absent = grep { !-s "$root/$_" } @inputs;
+    Test::More::is_deeply(\@absent, [],
+                          'every file the solution inputs was written');
+    my @verbatim = $code =~ /\{(build\/solutions\/[^}]+\.txt)\}/g;
+    Test::More::ok(@verbatim >= $a{transcripts},
+                   'the solution shows the transcripts of its runs');
+    Test::More::ok(!(grep { !-s "$root/$_" } @verbatim),
+                   'every transcript it shows was written');
+    if (defined $a{width}) {
+        my @long = grep { length > $a{width} }
+                   map { split /\n/, slurp("$root/$_") // '' } @verbatim;
+        Test::More::is_deeply(\@long, [], 'every transcript line fits the '
+                              . "measure ($a{width} characters)");
+    }
+    return $code;
+}
+
+# The chapter's exercise file (EXERCISES, relative to the root): a section
+# of plain LaTeX (no noweb quoting), at least six exercises, each worked
+# once in SOLUTION (a \HEADING{N} line each), and, with LAB, the make
+# command that grades the lab (LaTeX's escapes allowed). Returns the
+# statements' text, comments removed, and the exercises (exercise_items).
+sub exercise_file_ok {
+    my (%a) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $root = root();
+    my $statements = slurp("$root/$a{exercises}") // '';
+    (my $text = $statements) =~ s/(?<!\\)%.*$//mg;
+    Test::More::like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
+    Test::More::unlike($text, qr/\[\[/,
+                       'exercises: no noweb quoting (the file is plain LaTeX)');
+    my @items = exercise_items("$root/$a{exercises}");
+    Test::More::cmp_ok(scalar @items, '>=', 6,
+                       'exercises: at least six (' . @items . ')');
+    my $solution = slurp("$root/$a{solution}") // '';
+    my $sections = () = $solution =~ /^\\\Q$a{heading}\E\{\d+\}/mg;
+    Test::More::is($sections, scalar @items,
+                   'exercises: the solutions work every one');
+    if (defined $a{lab}) {
+        (my $pattern = quotemeta $a{lab}) =~ s/_/\\\\?_/g;   # \_ in LaTeX
+        Test::More::like($text, qr/$pattern/, 'exercises: the lab is announced');
+    }
+    return ($text, @items);
+}
+
+# The statements (TEXT, comments removed) give no answer away: no macro of
+# NAMES that MACROS defines stands in them as printed (a closing \,\%
+# dropped; thin spaces, ties and {,} read as the separators they print).
+sub answers_not_given_away {
+    my ($text, $macros, @names) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    (my $flat = $text) =~ s/\{,\}|\\,|~/ /g;
+    $flat =~ s/(\d) (\d{3})(?!\d)/$1,$2/g;
+    for my $name (@names) {
+        my $answer = $macros->{$name} // next;
+        $answer =~ s/\\,\\%$//;
+        Test::More::ok($flat !~ /(?<![\d.,])\Q$answer\E(?![\d])/,
+                       "exercises: the answer $answer (\\$name) is not given away");
+    }
+}
+
+# build/solutions.pdf, woven from solutions/solutions.tex, which must input
+# the chapter's SOLUTION: no unresolved reference; after the chapter's TITLE,
+# a heading "Exercise C.N" for each of the ITEMS exercises of chapter C; and
+# the section of each exercise N in KEY prints KEY's text (a closing \,\%
+# dropped). With NEWER_THAN (a file the solution script wrote), the PDF's
+# checks are skipped while the PDF is older than that file.
+sub solutions_pdf_ok {
+    my (%a) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $root = root();
+    my ($c, $pdf) = ($a{chapter}, "$root/build/solutions.pdf");
+    my %key = %{ $a{key} // {} };
+    my $master = slurp("$root/solutions/solutions.tex") // '';
+    Test::More::like($master, qr/^\s*\\input\{\Q$a{solution}\E\}/m,
+                     "solutions: solutions/solutions.tex inputs chapter $c");
+    SKIP: {
+        Test::More::skip("build/solutions.pdf is older than $a{newer_than}",
+                         5 + $a{items} + keys %key)
+            if defined $a{newer_than}
+               && !(-s $pdf && -M $pdf <= -M $a{newer_than});
+        Test::More::ok(-s $pdf, 'solutions: build/solutions.pdf was woven');
+        my $body = eval { pdf_text($pdf, layout => 0) };
+        Test::More::ok(defined $body, 'solutions: pdftotext reads build/solutions.pdf')
+          or Test::More::diag($@);
+        $body //= '';
+        Test::More::unlike($body, qr/\?\?/, 'solutions: no unresolved references');
+        my @chapters = split /^\Q$a{title}\E$/m, $body;
+        $body = @chapters > 1 ? $chapters[-1] : '';
+        Test::More::ok(length $body, "solutions: the PDF has chapter $c");
+        for my $n (1 .. $a{items}) {
+            Test::More::like($body, qr/^Exercise \Q$c.$n\E$/m,
+                             "solutions: heading Exercise $c.$n");
+        }
+        my %section;
+        my @parts = split /^(Exercise \Q$c\E\.\d+)$/m, $body;
+        for (my $i = 1; $i < $#parts; $i += 2) {
+            $section{ $parts[$i] } = $parts[$i + 1];
+        }
+        for my $n (sort { $a <=> $b } keys %key) {
+            (my $want = $key{$n}) =~ s/\\,\\%$//;
+            Test::More::like($section{"Exercise $c.$n"} // '',
+                             qr/(?<![\d,])\Q$want\E(?![\d])/,
+                             "solutions: Exercise $c.$n prints $want");
+        }
+    }
+}
+
+# Write TEXT to PATH (a file a test makes, such as a broken copy of a lab's
+# solution); die if it cannot.
+sub write_file {
+    my ($path, $text) = @_;
+    open(my $fh, '>', $path) or die "$path: $!";
+    print $fh $text;
+    close $fh or die "$path: $!";
+}
+
+# A lab's make TARGET is documented: README (relative to the root) says how
+# to grade FILE with it, and the Makefile lists it in its header and
+# declares it phony. Returns the README's text.
+sub lab_documented {
+    my (%a) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $root = root();
+    my $readme = slurp("$root/$a{readme}") // '';
+    Test::More::like($readme, qr/\Qmake $a{target} LAB=$a{file}\E/,
+                     'README says how to grade');
+    my $makefile = slurp("$root/Makefile") // '';
+    Test::More::like($makefile, qr/^#   make \Q$a{target}\E LAB=file\.c$/m,
+                     "the Makefile's header lists $a{target}");
+    Test::More::like($makefile,
+                     qr/^\.PHONY:(?:[^\n]*\\\n)*[^\n]*\b\Q$a{target}\E\b/m,
+                     "$a{target} is phony");
+    return $readme;
 }
 
 1;
