@@ -12,9 +12,10 @@
 # the step and are none of them negative (within a stated slack). Each
 # sentence of the solutions that reads a number (only the data axis crosses,
 # still small, within what the constants decide) is checked against the
-# number. No timing is held to a threshold. The test also checks that the
-# solution uses only macros the script defines, that the statements give no
-# answer away, and that build/solutions.pdf prints every heading.
+# number. No timing is held to a threshold. The test also checks, with
+# FleetTest's checks shared by every chapter's solutions, that the solution
+# uses only macros the script defines, that the statements give no answer
+# away, and that build/solutions.pdf prints every heading.
 #
 # Run after `make`:  prove -v tests/11-solutions.t
 use strict;
@@ -326,71 +327,25 @@ sub best { return json($_[0])->{layouts}[0] }
            '11.6: the ratio of the steps');
 }
 
-# ------------------------------------------------- the solution's macros ----
-{
-    my $tex = slurp("$root/solutions/11-mesh.tex") // '';
-    (my $code = $tex) =~ s/(?<!\\)%.*$//mg;
-    my %used = map { $_ => 1 } $code =~ /\\(SolEleven\w+)/g;
-    my @missing = grep { !exists $macro{$_} } sort keys %used;
-    is_deeply(\@missing, [], 'the solution uses only macros the script defines');
-    my @inputs = $code =~ /\\input\{(build\/solutions\/[^}]+)\}/g;
-    my @absent = grep { !-s "$root/$_" } @inputs;
-    is_deeply(\@absent, [], 'every file the solution inputs was written');
-    my @verbatim = $code =~ /\{(build\/solutions\/[^}]+\.txt)\}/g;
-    ok(@verbatim >= 4, 'the solution shows the transcripts of its runs');
-    ok(!(grep { !-s "$root/$_" } @verbatim), 'every transcript it shows was written');
-    my @long = grep { length > 85 } map { split /\n/, slurp("$root/$_") // '' } @verbatim;
-    is_deeply(\@long, [], 'every transcript line fits the measure (85 characters)');
-    unlike($code, qr/\\ref\{/, 'no reference to a label of the book (the volumes are apart)');
-}
-
-# ------------------------------------------------------- the exercise file --
-my $statements = slurp("$root/exercises/11-mesh.tex") // '';
-(my $text = $statements) =~ s/(?<!\\)%.*$//mg;
-like($text, qr/\\section\{Exercises\}/, 'exercises: a section');
-unlike($text, qr/\[\[/, 'exercises: no noweb quoting (the file is plain LaTeX)');
-my @items = exercise_items("$root/exercises/11-mesh.tex");
-cmp_ok(scalar @items, '>=', 6, 'exercises: at least six (' . @items . ')');
-my $solution_tex = slurp("$root/solutions/11-mesh.tex") // '';
-my $sections = () = $solution_tex =~ /^\\solelevenexercise\{\d+\}/mg;
-is($sections, scalar @items, 'exercises: the solutions work every one');
-(my $flat = $text) =~ s/\{,\}|\\,|~/ /g;
-$flat =~ s/(\d) (\d{3})(?!\d)/$1,$2/g;
-for my $name (qw(SolElevenBEightStepTime SolElevenBGain SolElevenCTwoSpeedup
-                 SolElevenCSixteenHier SolElevenDTwentyFiveExposedMs
-                 SolElevenEBigLayout SolElevenESmallLayout SolElevenEBigTpEightBehind)) {
-    my $answer = $macro{$name} // next;
-    $answer =~ s/\\,(\\%|\w+)$//;
-    next if $answer =~ /^\d$/;          # a single digit is everywhere
-    ok($flat !~ /(?<![\d.,])\Q$answer\E(?![\d])/,
-       "exercises: the answer $answer (\\$name) is not given away");
-}
-
-# -------------------------------------------------------- the solutions PDF --
-SKIP: {
-    my $master = slurp("$root/solutions/solutions.tex") // '';
-    like($master, qr/^\s*\\input\{solutions\/11-mesh\.tex\}/m,
-         'solutions: solutions/solutions.tex inputs chapter 11');
-    skip 'build/solutions.pdf is older than the chapter 11 solutions', 3 + @items
-        unless -s "$root/build/solutions.pdf"
-            && -M "$root/build/solutions.pdf" <= -M "$sols/11-ex6-derived.tex";
-    my $body = eval { pdf_text("$root/build/solutions.pdf", layout => 0) } // '';
-    unlike($body, qr/\?\?/, 'solutions: no unresolved references');
-    my @chapters = split /^The 3D mesh$/m, $body;
-    $body = @chapters > 1 ? $chapters[-1] : '';
-    for my $n (1 .. @items) {
-        like($body, qr/^Exercise 11\.$n$/m, "solutions: heading Exercise 11.$n");
-    }
-    my %section;
-    my @parts = split /^(Exercise 11\.\d)$/m, $body;
-    for (my $i = 1; $i < $#parts; $i += 2) { $section{ $parts[$i] } = $parts[$i + 1] }
-    my %key = ('Exercise 11.3' => $macro{SolElevenCTwoSpeedup},
-               'Exercise 11.4' => $macro{SolElevenDBestMB});
-    for my $heading (sort keys %key) {
-        (my $want = $key{$heading}) =~ s/\\,\\%$//;
-        like($section{$heading} // '', qr/(?<![\d,])\Q$want\E(?![\d])/,
-             "solutions: $heading prints $want");
-    }
-}
+# ------------------------------------------- the solution, the statements --
+my $code = solution_sources_ok(solution => 'solutions/11-mesh.tex',
+                               prefix => 'SolEleven', macros => \%macro,
+                               transcripts => 4, width => 85);
+unlike($code, qr/\\ref\{/,
+       'no reference to a label of the book (the volumes are apart)');
+my ($text, @items) = exercise_file_ok(
+    exercises => 'exercises/11-mesh.tex',
+    solution => 'solutions/11-mesh.tex',
+    heading => 'solelevenexercise');
+answers_not_given_away($text, \%macro, qw(
+    SolElevenBGain SolElevenBEightComputeShare SolElevenCTwoSpeedup
+    SolElevenCSixteenSpeedup SolElevenDCommMs SolElevenDTwentyFiveExposedMs
+    SolElevenEBigLayout SolElevenESmallLayout SolElevenEBigTpEightBehind));
+solutions_pdf_ok(chapter => 11, solution => 'solutions/11-mesh.tex',
+                 title => 'The 3D mesh', items => scalar @items,
+                 key => { 3 => $macro{SolElevenCTwoSpeedup},
+                          4 => $macro{SolElevenDBestMB},
+                          2 => $macro{SolElevenBGain} },
+                 newer_than => "$sols/11-ex6-derived.tex");
 
 done_testing();
