@@ -7,14 +7,14 @@ set style fill solid 1.0 border lc rgb '#333333'
 set boxwidth 0.9
 set ylabel 'step (ms)'
 set yrange [0:*]
-set key outside right top samplen 1.5
+set key outside right top Left reverse samplen 1.5
 set xtics scale 0
 set offsets 0.5, 0.5, 0, 0
 layout(t, p, d) = sprintf('$%d{\times}%d{\times}%d$', t, p, d)
 m(x) = strcol('kind') eq 'measured' ? x : NaN
 p(x) = strcol('kind') eq 'predicted' ? x : NaN
 tops = 'other_top optimizer_top bubble_top dp_top pp_top tp_top compute'
-names = 'other optimizer bubble {DP} {PP} {TP} compute'
+names = 'other optimizer bubble DP PP TP compute'
 colours = '#bbbbbb #aa3377 #ccbb44 #228833 #66ccee #ee6677 #4477aa'
 pales = '#e4e4e4 #dda4c9 #eae3a9 #9fd6a8 #c2ebf5 #f7b8c0 #a9c2dd'
 plot for [i = 1:7] bars using 'x':(m(column(word(tops, i)))) \
