@@ -128,7 +128,7 @@ my %flags = (
                    --resume --log --profile --machine --transcript --gradcheck --verify
                    --quiet --dump --keep-checkpoints --allow-schedule-change
                    --sample --tp --pp --dp --print-mesh --allreduce --no-overlap --no-allreduce --zero --sequence-parallel --json --csv --latex
-                   --device --precision --schedule --chunks --trace
+                   --device --precision --schedule --chunks --trace --bucket-mb
                    --output --help)],
     'matmul-bench' => [qw(--batch --seq --hidden --vocab --seconds --repeats
                           --machine --transcript --shards --heads --max-tp

@@ -72,6 +72,6 @@ for my $case ([1], [2, '--dp', 2], [2, qw(--dp 2 --zero 1)], [2, '--pp', 2],
 # The readable report prints the breakdown in one line.
 my ($status, $out, $err) = run($minigpt, @tiny);
 is($status, 0, 'the readable report: exit 0') or diag $err;
-like($out, qr/^step parts     = compute \S+ \S+, tp \S+ \S+, pp \S+ \S+, dp \S+ \S+, bubble \S+ \S+, optimizer \S+ \S+, other -?\S+ \S+; step \S+ \S+ \(means\)$/m,
-     'the readable report prints the step parts in one line');
+like($out, qr/^step parts     = compute \S+ \S+, tp \S+ \S+, pp \S+ \S+, dp \S+ \S+,\n {17}bubble \S+ \S+, optimizer \S+ \S+, other -?\S+ \S+; step \S+ \S+ \(means\)$/m,
+     'the readable report prints the step parts in two lines');
 done_testing();

@@ -210,7 +210,7 @@ for my $script (glob("$root/code/runs/*.sh"), glob("$root/solutions/*.sh")) {
     for my $line (split /\n/, $text) {
         next unless $line =~ /\$bin\/(minigpt|matmul-bench)\b(?!-)/
                  || $line =~ /\$minigpt\b/;
-        next if $line =~ /--(verify|gradcheck|sample|help)\b/
+        next if $line =~ /--(verify|gradcheck|sample|help|print-mesh)\b/
              || $line =~ /^\s*#/;
         next if $line =~ /^\s*minigpt(64)?=/;
         my $flagged = $line =~ /--machine\b/

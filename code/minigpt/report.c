@@ -395,8 +395,9 @@ void print_run(FILE *out, const Report *r, const char *cpu,
     if (F("ranks") > 1)
         fprintf(out, "  data axis    = %s per step in its communication, "
                 "not hidden\n", duration(F("dp_exposed_s")).s);
-    fprintf(out, "step parts     = compute %s, tp %s, pp %s, dp %s, bubble %s, "
-            "optimizer %s, other %s; step %s (means)\n",
+    fprintf(out, "step parts     = compute %s, tp %s, pp %s, dp %s,\n"
+            "                 bubble %s, optimizer %s, other %s; step %s "
+            "(means)\n",
             duration(F("step_breakdown_compute_s")).s,
             duration(F("step_breakdown_exposed_comm_tp_s")).s,
             duration(F("step_breakdown_exposed_comm_pp_s")).s,

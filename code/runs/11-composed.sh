@@ -75,15 +75,18 @@ BEGIN {
     printf "\\newcommand{\\MeshHidden}{%d}\n", c
 }' >> "$numbers/11-composed.tex"
 ckpt="$data/11-mesh.ckpt"
-run="--steps 4 --eval-every 1000 --quiet --json --machine $machine"
+run="--steps 4 --eval-every 1000 --quiet --json"
 mpiexec -n 8 "$bin/minigpt" --tp 2 --pp 2 --dp 2 $pipelined $run \
-        --save-every 2 --keep-checkpoints 2 --save "$ckpt" \
+        --machine "$machine" --save-every 2 --keep-checkpoints 2 \
+        --save "$ckpt" \
         --output "$data/11-resume-mesh.json"
-"$bin/minigpt" $run --resume "$ckpt.step000002" \
+"$bin/minigpt" $run --machine "$machine" --resume "$ckpt.step000002" \
         --output "$data/11-resume-one.json"
-"$bin/minigpt" $run --resume "$ckpt" --save "$ckpt.one" > /dev/null
+"$bin/minigpt" $run --machine "$machine" --resume "$ckpt" \
+        --save "$ckpt.one" > /dev/null
 mpiexec -n 8 "$bin/minigpt" --tp 2 --pp 2 --dp 2 $pipelined $run \
-        --resume "$ckpt.one" --save "$ckpt.back" > /dev/null
+        --machine "$machine" --resume "$ckpt.one" --save "$ckpt.back" \
+        > /dev/null
 cmp "$ckpt" "$ckpt.one"                 # the same bytes, or no book
 cmp "$ckpt" "$ckpt.back"
 awk -v mesh="$(field train_loss "$data/11-resume-mesh.json")" \

@@ -275,7 +275,8 @@ END {
         more = measured[i, worst] > predicted[i, worst]
         took[missed] = sprintf("%s took %s against a predicted %s (%s)",
             name(i), duration(measured[i, 8]),
-            duration(predicted[i, 8]), ratio >= 2 ? sig3(ratio) " times" \
+            duration(predicted[i, 8]),
+            ratio >= 2 - 1e-9 ? sig3(ratio) " times" \
             : ratio > 1 ? sig3(100 * (ratio - 1)) "\\,\\% more" \
             : sig3(100 * (1 - ratio)) "\\,\\% less")
         g = worst SUBSEP more
