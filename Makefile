@@ -606,7 +606,8 @@ TEST_JOBS ?= 2
 SLOW_TESTS := $(wildcard tests/07-allreduce.t tests/07-solutions.t \
                 tests/08-sharded-state.t tests/10-figures.t \
                 tests/06-reference-input.t tests/06-solutions.t \
-                tests/09-tensor-parallel.t)
+                tests/09-tensor-parallel.t tests/11-hierarchical.t \
+                tests/11-mesh.t tests/11-buckets.t)
 
 test: all
 	@prove -j$(TEST_JOBS) $(SLOW_TESTS) \

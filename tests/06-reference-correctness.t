@@ -193,7 +193,7 @@ for my $shape (\%tiny,
                                 loss => 2 * log($v{vocab}), grad => $gmax);
         my $per = $v{batch} / $k;
         my $pieces = $k == 1 ? 'micro-batch' : 'micro-batches';
-        like($out, qr/against 1 rank × $k $pieces of $per\n/,
+        like($out, qr/against 1 replica × $k $pieces of $per\n/,
              "--verify --micro-batches $k: says what it compared");
         next unless $verdict;
         cmp_ok($verdict->{atol}, '<=', 1e-5, 'the absolute tolerance is tight');

@@ -202,7 +202,7 @@ static int print_verdict(const Settings *set, Option *options, int ok,
             continue;
         fprintf(f, "verify: reference (the batch of %d in one pass) "
                 "against %d %s × %d micro-%s of %d\n", B, set->dp,
-                plural(set->dp, "rank", "ranks"), set->micro,
+                plural(set->dp, "replica", "replicas"), set->micro,
                 plural(set->micro, "batch", "batches"),
                 B / set->dp / set->micro);
         if (set->parallel.stage > 0)

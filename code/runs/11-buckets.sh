@@ -14,7 +14,7 @@ if [ "${cores:=$(nproc)}" -lt 2 ]; then
 fi
 model="--layers 4 --hidden 256 --heads 4 --seq 32 --vocab 32 --batch 8"
 sizes="0 1 2 4 8 64"            # MiB; 64 is more than the whole gradient
-steps=40 repeats="1 2 3"
+steps=20 repeats="1 2 3"
 ranks() {        # ranks NAME FLAGS...: two pinned ranks, one JSON report
     name=$1; shift
     mpiexec -bind-to core -n 2 "$bin/minigpt" $model --dp 2 \

@@ -75,12 +75,14 @@ BEGIN {
     printf "\\newcommand{\\MeshHidden}{%d}\n", c
 }' >> "$numbers/11-composed.tex"
 ckpt="$data/11-mesh.ckpt"
-run="--steps 4 --eval-every 1000 --quiet --json"
+steps=4 saved=2        # train 4 steps, keep the checkpoint of step 2
+run="--steps $steps --eval-every 1000 --quiet --json"
 mpiexec -n 8 "$bin/minigpt" --tp 2 --pp 2 --dp 2 $pipelined $run \
-        --machine "$machine" --save-every 2 --keep-checkpoints 2 \
+        --machine "$machine" --save-every $saved --keep-checkpoints 2 \
         --save "$ckpt" \
         --output "$data/11-resume-mesh.json"
-"$bin/minigpt" $run --machine "$machine" --resume "$ckpt.step000002" \
+"$bin/minigpt" $run --machine "$machine" \
+        --resume "$ckpt.step$(printf %06d $saved)" \
         --output "$data/11-resume-one.json"
 "$bin/minigpt" $run --machine "$machine" --resume "$ckpt" \
         --save "$ckpt.one" > /dev/null
@@ -90,9 +92,13 @@ mpiexec -n 8 "$bin/minigpt" --tp 2 --pp 2 --dp 2 $pipelined $run \
 cmp "$ckpt" "$ckpt.one"                 # the same bytes, or no book
 cmp "$ckpt" "$ckpt.back"
 awk -v mesh="$(field train_loss "$data/11-resume-mesh.json")" \
-    -v one="$(field train_loss "$data/11-resume-one.json")" "$sci"'
+    -v one="$(field train_loss "$data/11-resume-one.json")" \
+    -v steps=$steps -v saved=$saved "$sci"'
 BEGIN {
     d = mesh - one
+    printf "\\newcommand{\\MeshResumeSteps}{%d}\n", steps
+    printf "\\newcommand{\\MeshResumeSaved}{%d}\n", saved
+    printf "\\newcommand{\\MeshResumeNext}{%d}\n", saved + 1
     printf "\\newcommand{\\MeshResumeLossMesh}{%.6f}\n", mesh
     printf "\\newcommand{\\MeshResumeLossOne}{%.6f}\n", one
     printf "\\newcommand{\\MeshResumeLossDiff}{%s}\n", sci(d < 0 ? -d : d)

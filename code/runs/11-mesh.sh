@@ -64,19 +64,25 @@ for layout in $layouts; do
     printf "%s,%s,%s" $t $p $d
     for part in $parts; do printf ",%s" "$(field step_breakdown_$part "$f")"
     done
-    printf ",%s\n" "$(field step_ms "$f")"
+    printf ",%s" "$(field step_ms "$f")"
+    for r in "$data/11-mesh-$t-$p-$d"-run*.json; do    # the runs' spread
+        field step_breakdown_step_s "$r"
+    done | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 }
+                          END { printf ",%s,%s\n", lo, hi }'
 done > "$data/11-mesh-measured.csv"
 awk -F, -v parts="$parts" -v runs="$data/11-mesh-measured.csv" '
     BEGIN { count = split(parts, part, " ") }
     FILENAME == runs { key = $1 ":" $2 ":" $3
                  for (k = 1; k <= count; k++) measured[key, k] = $(3 + k)
-                 median[key] = $(4 + count) / 1e3; timed[key] = 1; next }
+                 median[key] = $(4 + count) / 1e3; timed[key] = 1
+                 lo[key] = $(5 + count); hi[key] = $(6 + count); next }
     FNR == 1 {
         for (i = 1; i <= NF; i++) at[$i] = i
         printf "layout,ranks,tp,pp,dp,timed"
         for (k = 1; k <= count; k++) printf ",predicted_%s", part[k]
         for (k = 1; k <= count; k++) printf ",measured_%s", part[k]
-        printf ",measured_step_median_s\n"
+        printf ",measured_step_median_s"
+        printf ",measured_step_min_s,measured_step_max_s\n"
         next
     }
     {
@@ -87,7 +93,9 @@ awk -F, -v parts="$parts" -v runs="$data/11-mesh-measured.csv" '
             printf ",%s", $at["step_breakdown_" part[k]]
         for (k = 1; k <= count; k++)
             printf ",%s", key in timed ? measured[key, k] : ""
-        printf ",%s\n", key in timed ? sprintf("%.9g", median[key]) : ""
+        printf ",%s", key in timed ? sprintf("%.9g", median[key]) : ""
+        printf ",%s,%s\n", key in timed ? lo[key] : "",
+               key in timed ? hi[key] : ""
     }' "$data/11-mesh-measured.csv" "$data/11-mesh-predicted.csv" \
     > "$data/11-mesh.csv"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i
@@ -136,11 +144,11 @@ function abs(x) { return x < 0 ? -x : x }
 function needs(k, more) {
     if (k == 1 && more)
         return "the planner runs every operation at the rate of the " \
-               "machine file" q "s one GEMM, and the operations that are " \
-               "not products (attention, the GELU, the layer norms) and " \
-               "the products at shapes smaller than the one it timed ran " \
-               "slower than that; it would need a measured rate for each " \
-               "kind of operation at the shapes each layout gives it"
+               "machine file" q "s one GEMM, but the operations that are " \
+               "not products (attention, the GELU, the layer norms) run " \
+               "far slower than that, as products at other shapes than " \
+               "the one it timed may; it would need a measured rate for " \
+               "each kind of operation at the shapes each layout gives it"
     if (k == 1)
         return "the products ran faster at their shapes than the " \
                "machine file" q "s GEMM; the planner would need the " \
@@ -208,6 +216,7 @@ NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
     }
     t[n] = $at["tp"]; p[n] = $at["pp"]; d[n] = $at["dp"]
     ranks[n] = $at["ranks"]; timed[n] = $at["timed"]
+    lo[n] = $at["measured_step_min_s"]; hi[n] = $at["measured_step_max_s"]
 }
 END {
     macro("MeshCores", cores)
@@ -315,6 +324,15 @@ END {
           ? sprintf("Of the %s layouts of %s ranks timed, the planner " \
                     "predicted %s the fastest, and it measured the fastest.",
                     count(among), count(last_timed), name(fast_p)) \
+          : hi[fast_m] >= lo[fast_p] \
+          ? sprintf("Of the %s layouts of %s ranks timed, the planner " \
+                    "predicted %s the fastest and %s measured the fastest, " \
+                    "but their repeated runs overlap (%s from %s to %s, %s " \
+                    "from %s to %s): this machine cannot tell the two apart.",
+                    count(among), count(last_timed), name(fast_p),
+                    name(fast_m), name(fast_p), duration(lo[fast_p]),
+                    duration(hi[fast_p]), name(fast_m), duration(lo[fast_m]),
+                    duration(hi[fast_m])) \
           : sprintf("Of the %s layouts of %s ranks timed, the planner " \
                     "predicted %s the fastest, but %s measured the fastest: " \
                     "the ranking, which is what a planner is for, did not " \
