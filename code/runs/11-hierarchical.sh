@@ -129,6 +129,19 @@ END {
               : above == 1 ? "one is" : above " are"), \
           worst_kind, size(worst_size), sig3(100 * worst) "\\,\\%", \
           worst_way))
+    small_f = fm[1] / fp[1]; large_f = fm[n] / fp[n]
+    small_h = hm[1] / hp[1]; large_h = hm[n] / hp[n]
+    macro("HierVerdictSmall", small_f > large_f && small_h > large_h \
+        ? sprintf("So it was here: the flat ring took %s times its " \
+                  "prediction at %s and %s times at %s, the hierarchy %s " \
+                  "and %s times.", sig3(small_f), size(s[1]), \
+                  sig3(large_f), size(s[n]), sig3(small_h), sig3(large_h)) \
+        : sprintf("Here, though, the misses did not shrink as the size " \
+                  "grew (the flat ring took %s times its prediction at " \
+                  "%s and %s times at %s, the hierarchy %s and %s times), " \
+                  "so something the prediction leaves out grows with the " \
+                  "bytes too.", sig3(small_f), size(s[1]), sig3(large_f), \
+                  size(s[n]), sig3(small_h), sig3(large_h)))
     f = seconds(fleet, "HierFleetHierarchicalSeconds")
     r = seconds(fleet, "HierFleetRailsSeconds")
     fb = seconds(bucket, "HierBucketHierarchicalSeconds")
