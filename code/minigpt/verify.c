@@ -200,7 +200,7 @@ static int print_verdict(const Settings *set, Option *options, int ok,
         FILE *f = readable[i];
         if (f == NULL)
             continue;
-        fprintf(f, "verify: reference (the batch of %d in one pass) "
+        fprintf(f, "verify: reference (batch of %d, one pass) "
                 "against %d %s × %d micro-%s of %d\n", B, set->dp,
                 plural(set->dp, "replica", "replicas"), set->micro,
                 plural(set->micro, "batch", "batches"),
