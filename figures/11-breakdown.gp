@@ -7,7 +7,7 @@ set style fill solid 1.0 border lc rgb '#333333'
 set boxwidth 0.9
 set ylabel 'step (ms)'
 set yrange [0:*]
-set key outside right top Left reverse samplen 1.5
+set key outside right top Left reverse samplen 1.5 spacing 1.4
 set xtics scale 0
 set offsets 0.5, 0.5, 0, 0
 layout(t, p, d) = sprintf('$%d{\times}%d{\times}%d$', t, p, d)

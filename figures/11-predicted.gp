@@ -29,7 +29,7 @@ set yrange [low / 2 : high * 2]
 set size ratio -1
 set xlabel 'predicted step (ms)'
 set ylabel 'measured step (ms)'
-set key outside right top Left reverse
+set key outside right top Left reverse spacing 1.4
 colours = '#4477aa #ee6677 #228833 #aa3377 #000000'
 plot x with lines dt 2 lc rgb '#000000' title '$y = x$', \
      for [i = 1:rows] runs every ::i-1::i-1 \

@@ -149,11 +149,9 @@ awk -v config="$config" -v k="$k" '$1 == config {
     printf "  \"buckets\": %d\n}\n", $3
 }' "$(dirname "$0")/../../values" > "$out"
 END
-sub write_file {
+sub write_executable {    # FleetTest's write_file, then the mode
     my ($path, $text, $mode) = @_;
-    open(my $fh, '>', $path) or die "$path: $!";
-    print $fh $text;
-    close $fh;
+    write_file($path, $text);
     chmod $mode, $path if $mode;
 }
 sub sentences {
@@ -165,10 +163,10 @@ sub sentences {
                                        sort keys %step);
     write_file("$dir/build/machine.json",
                qq({\n  "cores": 2,\n  "memcpy_bytes_per_second": 1e10\n}\n));
-    write_file("$dir/build/bin/minigpt", $stand_in, 0755);
-    write_file("$dir/path/mpiexec", "#!/bin/sh\nwhile [ \$# -gt 0 ]; do "
-               . "case \"\$1\" in\n  -n|-bind-to) shift 2 ;; *) break ;; "
-               . "esac; done\nexec \"\$@\"\n", 0755);
+    write_executable("$dir/build/bin/minigpt", $stand_in, 0755);
+    write_executable("$dir/path/mpiexec", "#!/bin/sh\nwhile [ \$# -gt 0 ]; do "
+                     . "case \"\$1\" in\n  -n|-bind-to) shift 2 ;; *) break ;; "
+                     . "esac; done\nexec \"\$@\"\n", 0755);
     local $ENV{PATH} = "$dir/path:$ENV{PATH}";
     chdir $root or die;
     my ($status, $out, $err) = run('sh', 'code/runs/11-buckets.sh',

@@ -24,9 +24,9 @@ my %macro = %{ read_macros("$numbers/11-drill*.tex") };
 sub value { my ($v) = printed_number($macro{ $_[0] }); return $v }
 
 my @B = qw(--tp 8 --pp 8 --dp 16 --fsdp 0 --schedule 1f1b --micro-batch 1);
-sub plan { return fleet_json('layout', @B, '--top', '1', @_)->{layouts}[0] }
+sub design_b { return fleet_json('layout', @B, '--top', '1', @_)->{layouts}[0] }
 
-my $plan = plan();
+my $plan = design_b();
 my $slower = value('DrillSlower') / 100;
 my $target = $plan->{step_time_s} * (1 + $slower);
 macro_agrees(\%macro, 'DrillStepTime', $plan->{step_time_s}, "design B's step");
@@ -44,15 +44,15 @@ for my $suspect (['DrillNeededEfficiency', '--compute-efficiency', 0.01],
     my ($v, $half) = printed_number($macro{$name});
     ok(defined $v, "$name is a number");
     my ($low, $high) = map { $_ * $scale } $v - 2 * $half, $v + 2 * $half;
-    cmp_ok(plan($flag, $low)->{step_time_s}, '>', $target,
+    cmp_ok(design_b($flag, $low)->{step_time_s}, '>', $target,
            "$flag $low gives a step slower than the slow step");
-    cmp_ok(plan($flag, $high)->{step_time_s}, '<', $target,
+    cmp_ok(design_b($flag, $high)->{step_time_s}, '<', $target,
            "$flag $high gives a step faster than the slow step");
     my $planned = $flag eq '--compute-efficiency' ? value('DrillPlannedEfficiency') / 100
                 : $flag eq '--nic-gbps' ? value('DrillNicGbps')
                 : value('DrillPlannedNvlinkGbs');
     cmp_ok($v * $scale, '<', $planned, "$flag: the value needed is below the plan's");
-    ok(abs(plan($flag, $planned)->{step_time_s} - $plan->{step_time_s})
+    ok(abs(design_b($flag, $planned)->{step_time_s} - $plan->{step_time_s})
            < 1e-9 * $plan->{step_time_s}, "$flag $planned is the plan's own input");
 }
 my $grown = ($plan->{bubble_s} + $target - $plan->{step_time_s}) / $plan->{bubble_s};
