@@ -25,7 +25,7 @@ for my $case ([2, qw(--micro-batches 1)], [2, qw(--micro-batches 2)],
     is($status, 0, "verify on $n ranks @flags: exit 0") or diag $err;
     # The gradients of this model are below 1.
     verify_ok("verify on $n ranks @flags", $out, grad => 1);
-    like($out, qr/against $n ranks/, "verify on $n ranks @flags: says how many");
+    like($out, qr/against $n replicas/, "verify on $n ranks @flags: says how many");
 }
 
 # Training: the ranks end with identical weights, and the model learns
