@@ -169,11 +169,8 @@ name=\$(basename "\$out" .json)
 cp "$dir/recorded/\$name.json" "\$out" && cp "$dir/recorded/\$name.csv" "\$trace"
 EOF
     close $fh;
-    open($fh, '>', "$dir/path/mpiexec") or die;
-    print $fh "#!/bin/sh\nwhile [ \$# -gt 0 ]; do case \"\$1\" in\n"
-            . "  -n|-bind-to) shift 2 ;; *) break ;; esac; done\nexec \"\$@\"\n";
-    close $fh;
-    chmod 0755, "$dir/build/bin/minigpt", "$dir/path/mpiexec";
+    mpiexec_stand_in("$dir/path/mpiexec");
+    chmod 0755, "$dir/build/bin/minigpt";
     local $ENV{PATH} = "$dir/path:$ENV{PATH}";
     chdir $root or die;
     my ($status, $out, $err) = run('sh', 'code/runs/10-pipeline.sh',

@@ -164,9 +164,7 @@ sub sentences {
     write_file("$dir/build/machine.json",
                qq({\n  "cores": 2,\n  "memcpy_bytes_per_second": 1e10\n}\n));
     write_executable("$dir/build/bin/minigpt", $stand_in, 0755);
-    write_executable("$dir/path/mpiexec", "#!/bin/sh\nwhile [ \$# -gt 0 ]; do "
-                     . "case \"\$1\" in\n  -n|-bind-to) shift 2 ;; *) break ;; "
-                     . "esac; done\nexec \"\$@\"\n", 0755);
+    mpiexec_stand_in("$dir/path/mpiexec");
     local $ENV{PATH} = "$dir/path:$ENV{PATH}";
     chdir $root or die;
     my ($status, $out, $err) = run('sh', 'code/runs/11-buckets.sh',

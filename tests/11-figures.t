@@ -122,11 +122,8 @@ done
 cp "$dir/made-up/\$t-\$p-\$d.json" "\$out"
 EOF
     close $fh;
-    open($fh, '>', "$dir/path/mpiexec") or die;
-    print $fh "#!/bin/sh\nwhile [ \$# -gt 0 ]; do case \"\$1\" in\n"
-            . "  -n|-bind-to) shift 2 ;; *) break ;; esac; done\nexec \"\$@\"\n";
-    close $fh;
-    chmod 0755, "$dir/build/bin/minigpt", "$dir/path/mpiexec";
+    mpiexec_stand_in("$dir/path/mpiexec");
+    chmod 0755, "$dir/build/bin/minigpt";
     local $ENV{PATH} = "$dir/path:$ENV{PATH}";
     chdir $root or die;
     my ($status, $out, $err) = run('sh', 'code/runs/11-mesh.sh',

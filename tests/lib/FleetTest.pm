@@ -20,7 +20,7 @@ our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
                  same_files different_files files_in exercise_items refused
                  refused_no_output verify_ok solution_sources_ok
                  exercise_file_ok answers_not_given_away solutions_pdf_ok
-                 write_file lab_documented);
+                 write_file lab_documented mpiexec_stand_in);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -463,6 +463,16 @@ sub solutions_pdf_ok {
 
 # Write TEXT to PATH (a file a test makes, such as a broken copy of a lab's
 # solution); die if it cannot.
+# An mpiexec for replaying a run script: it drops -n and -bind-to and runs
+# the program once, in this process's place.
+sub mpiexec_stand_in {
+    my ($path) = @_;
+    write_file($path, "#!/bin/sh\nwhile [ \$# -gt 0 ]; do case \"\$1\" in\n"
+               . "  -n|-bind-to) shift 2 ;; *) break ;; esac; done\n"
+               . "exec \"\$@\"\n");
+    chmod 0755, $path or die "$path: $!";
+}
+
 sub write_file {
     my ($path, $text) = @_;
     open(my $fh, '>', $path) or die "$path: $!";
