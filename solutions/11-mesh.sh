@@ -264,7 +264,7 @@ for m in 1 4; do
         --steps 12 --eval-every 1000 --quiet --machine "$1/machine.json" \
         --json --output "$out/11-ex6-m$m.json"
 done
-parts="compute_s exposed_comm_tp_s exposed_comm_pp_s exposed_comm_dp_s
+parts="compute_s exposed_comm_s_tp exposed_comm_s_pp exposed_comm_s_dp
        bubble_s optimizer_s other_s"
 # part M KEY: step_breakdown_KEY of the run with M micro-batches.
 part() {
@@ -278,8 +278,8 @@ part() {
             v=$(part $M $k)
             sum=$(calc %.17g "$sum + $v")
             case $k in
-                compute_s) K=Compute ;; exposed_comm_tp_s) K=Tp ;;
-                exposed_comm_pp_s) K=Pp ;; exposed_comm_dp_s) K=Dp ;;
+                compute_s) K=Compute ;; exposed_comm_s_tp) K=Tp ;;
+                exposed_comm_s_pp) K=Pp ;; exposed_comm_s_dp) K=Dp ;;
                 bubble_s) K=Bubble ;; optimizer_s) K=Optimizer ;;
                 other_s) K=Other ;;
             esac
@@ -309,7 +309,7 @@ part() {
             printf "\\newcommand{\\SolElevenFSecondGrew}{%d}\n", (next_ < 0)
             printf "\\newcommand{\\SolElevenFSecondKind}{%d}\n",
                 second == "bubble_s" ? 2 : \
-                (second == "compute_s" || second == "exposed_comm_pp_s")
+                (second == "compute_s" || second == "exposed_comm_s_pp")
             printf "\\newcommand{\\SolElevenFBubbleFell}{%d}\n",
                 (d["bubble_s"] > 0)
         }

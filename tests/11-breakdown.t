@@ -27,45 +27,50 @@ print $fh qq({\n  "cpu": "test",\n  "peak_flops_per_core": 2e11,\n),
 close $fh;
 push @tiny, '--machine', "$tmp/machine.json";
 
-my @parts = qw(compute_s exposed_comm_tp_s exposed_comm_pp_s
-               exposed_comm_dp_s bubble_s optimizer_s other_s);
+my @parts = qw(compute_s exposed_comm_s.tp exposed_comm_s.pp
+               exposed_comm_s.dp bubble_s optimizer_s other_s);
 my $slack = 1e-3;                     # of the step, for each part
 for my $case ([1], [2, '--dp', 2], [2, qw(--dp 2 --zero 1)], [2, '--pp', 2],
               [2, '--tp', 2]) {
     my ($ranks, @flags) = @$case;
     my $name = "$ranks rank" . ($ranks > 1 ? 's' : '') . " @flags";
     my $r = json_of(mpiexec($ranks, $minigpt, @tiny, @flags));
-    my $step = $r->{step_breakdown_step_s};
+    is_deeply([sort keys %{ $r->{step_breakdown} // {} }],
+              [sort qw(compute_s exposed_comm_s bubble_s optimizer_s other_s
+                       step_s)], "$name: step_breakdown is one object")
+      and is_deeply([sort keys %{ $r->{step_breakdown}{exposed_comm_s} }],
+                    [qw(dp pp tp)], "$name: ... with an object of axes");
+    my $step = $r->{step_breakdown}{step_s};
     ok(defined $step && $step > 0, "$name: the step is positive")
       or next;
     my $sum = 0;
     for my $part (@parts) {
-        my $x = $r->{"step_breakdown_$part"};
-        ok(defined $x, "$name: step_breakdown_$part is reported") or next;
+        my $x = at_path($r, "step_breakdown.$part");
+        ok(defined $x, "$name: step_breakdown.$part is reported") or next;
         $sum += $x;
         ok($x >= -$slack * $step,
            "$name: $part is not below zero by more than $slack of a step")
           or diag "$part = $x s of a $step s step";
     }
     close_to($sum, $step, 1e-9, "$name: the parts add up to the step");
-    ok($r->{step_breakdown_compute_s} > 0, "$name: compute is positive");
-    ok($r->{step_breakdown_optimizer_s} > 0,
+    ok($r->{step_breakdown}{compute_s} > 0, "$name: compute is positive");
+    ok($r->{step_breakdown}{optimizer_s} > 0,
        "$name: the optimizer's part is positive");
-    ok($r->{step_breakdown_compute_s} <= $step,
+    ok($r->{step_breakdown}{compute_s} <= $step,
        "$name: compute is no more than the step");
     my %has = map { (substr($_, 2) => 1) } grep { /^--[tpd]p$/ } @flags;
     # No tensor-parallel all-reduce, no message and no bubble without
     # their axis. (A data axis of one rank still calls its collectives.)
-    is($r->{step_breakdown_exposed_comm_tp_s}, 0,
+    is($r->{step_breakdown}{exposed_comm_s}{tp}, 0,
        "$name: no tensor-parallel wait without the axis") unless $has{tp};
-    is($r->{"step_breakdown_$_"}, 0, "$name: no $_ without a pipeline")
-      for $has{pp} ? () : qw(exposed_comm_pp_s bubble_s);
+    is(at_path($r, "step_breakdown.$_"), 0, "$name: no $_ without a pipeline")
+      for $has{pp} ? () : qw(exposed_comm_s.pp bubble_s);
     # Each axis's own code clocks its waits: an axis that is there waited.
-    ok($r->{step_breakdown_exposed_comm_tp_s} > 0,
+    ok($r->{step_breakdown}{exposed_comm_s}{tp} > 0,
        "$name: the tensor-parallel all-reduces waited") if $has{tp};
-    ok($r->{step_breakdown_bubble_s} > 0, "$name: the stages waited")
+    ok($r->{step_breakdown}{bubble_s} > 0, "$name: the stages waited")
       if $has{pp};
-    ok($r->{step_breakdown_exposed_comm_dp_s} > 0,
+    ok($r->{step_breakdown}{exposed_comm_s}{dp} > 0,
        "$name: the gradient's all-reduces waited") if $has{dp};
 }
 

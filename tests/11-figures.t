@@ -57,8 +57,8 @@ is(scalar @rows, scalar @planned,
    'the table has a row for every layout the planner predicts');
 is(scalar @rows, 1 + 3 + 6 + 10,
    'the planner predicts every factorisation of 1, 2, 4 and 8 ranks');
-my @parts = qw(compute_s exposed_comm_tp_s exposed_comm_pp_s
-               exposed_comm_dp_s bubble_s optimizer_s other_s);
+my @parts = qw(compute_s exposed_comm_s_tp exposed_comm_s_pp
+               exposed_comm_s_dp bubble_s optimizer_s other_s);
 for my $row (@rows) {
     my $layout = $row->{layout};
     is($row->{tp} * $row->{pp} * $row->{dp}, $row->{ranks},
@@ -101,12 +101,19 @@ sub replay {
         %part = (%part, %{ $change{$layout} // {} });
         my $step = 0;
         $step += $part{$_} for @parts;
-        open($fh, '>', "$dir/made-up/$layout.json") or die;
-        print $fh "{\n";
-        print $fh "  \"step_breakdown_$_\": $part{$_},\n" for @parts;
-        print $fh "  \"step_breakdown_step_s\": $step,\n";
-        print $fh "  \"step_ms\": ", 1e3 * $step, "\n}\n";
-        close $fh;
+        # minigpt's JSON: step_ms, and the parts in step_breakdown with
+        # the exposed communication an object of its own
+        my @axes = map { "      \"$_\": $part{\"exposed_comm_s_$_\"}" }
+                   qw(tp pp dp);
+        my @top = map { "    \"$_\": $part{$_}" }
+                  qw(compute_s bubble_s optimizer_s other_s);
+        write_file("$dir/made-up/$layout.json",
+                   "{\n  \"step_ms\": " . 1e3 * $step . ",\n"
+                   . "  \"step_breakdown\": {\n$top[0],\n"
+                   . "    \"exposed_comm_s\": {\n" . join(",\n", @axes)
+                   . "\n    },\n" . join(",\n", @top[1 .. 3],
+                                         "    \"step_s\": $step")
+                   . "\n  }\n}\n");
     }
     symlink("$root/build/bin/fleet", "$dir/build/bin/fleet");
     open($fh, '>', "$dir/build/bin/minigpt") or die;
@@ -143,8 +150,8 @@ EOF
 {
     my ($tp, $pp, $dp) = @predicted{qw(2-1-1 1-2-1 1-1-2)};
     my $m = replay('misses', 2,
-        '2-1-1' => { exposed_comm_tp_s => $tp->{step_breakdown_step_s}
-                         + $tp->{step_breakdown_exposed_comm_tp_s} },
+        '2-1-1' => { exposed_comm_s_tp => $tp->{step_breakdown_step_s}
+                         + $tp->{step_breakdown_exposed_comm_s_tp} },
         '1-2-1' => { bubble_s => 0,
                      compute_s => 0.5 * $pp->{step_breakdown_compute_s} },
         '1-1-2' => { other_s => 0.1 * $dp->{step_breakdown_step_s} });

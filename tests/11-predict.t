@@ -30,8 +30,8 @@ my ($gemm, $copy) = (figure('gemm_flops_per_core'),
                      figure('memcpy_bytes_per_second'));
 my ($alpha, $beta) = (figure('p2p_latency_s'), figure('p2p_bytes_per_second'));
 
-my @parts = map { "step_breakdown_$_" }
-    qw(compute_s exposed_comm_tp_s exposed_comm_pp_s exposed_comm_dp_s
+my @parts = map { "step_breakdown.$_" }
+    qw(compute_s exposed_comm_s.tp exposed_comm_s.pp exposed_comm_s.dp
        bubble_s optimizer_s other_s);
 
 # A shape every layout of 1, 2, 4 and 8 ranks can split: 8 heads and 8
@@ -49,29 +49,29 @@ for my $n (sort { $a <=> $b } keys %layouts) {
 for my $l (@{ $all->{layouts} }) {
     my $name = "$l->{tp}x$l->{pp}x$l->{dp}";
     is($l->{tp} * $l->{pp} * $l->{dp}, $l->{ranks}, "$name: t p d = ranks");
-    cmp_ok($l->{step_breakdown_step_s}, '>', 0, "$name: a positive step");
+    cmp_ok($l->{step_breakdown}{step_s}, '>', 0, "$name: a positive step");
     my $sum = 0;
     for my $part (@parts) {
-        cmp_ok($l->{$part}, '>=', 0, "$name: $part is not negative");
-        $sum += $l->{$part};
+        cmp_ok(at_path($l, $part), '>=', 0, "$name: $part is not negative");
+        $sum += at_path($l, $part);
     }
-    close_to($sum, $l->{step_breakdown_step_s}, 1e-12,
+    close_to($sum, $l->{step_breakdown}{step_s}, 1e-12,
              "$name: the parts add up to the step");
-    is($l->{step_breakdown_exposed_comm_tp_s} > 0, $l->{tp} > 1,
+    is($l->{step_breakdown}{exposed_comm_s}{tp} > 0, $l->{tp} > 1,
        "$name: TP time exactly when t > 1");
-    is($l->{step_breakdown_exposed_comm_pp_s} > 0, $l->{pp} > 1,
+    is($l->{step_breakdown}{exposed_comm_s}{pp} > 0, $l->{pp} > 1,
        "$name: PP time exactly when p > 1");
-    is($l->{step_breakdown_bubble_s} > 0, $l->{pp} > 1,
+    is($l->{step_breakdown}{bubble_s} > 0, $l->{pp} > 1,
        "$name: a bubble exactly when p > 1");
-    is($l->{step_breakdown_exposed_comm_dp_s} > 0, $l->{dp} > 1,
+    is($l->{step_breakdown}{exposed_comm_s}{dp} > 0, $l->{dp} > 1,
        "$name: DP time exactly when d > 1");
 }
-my @steps = map { $_->{ranks} . ':' . $_->{step_breakdown_step_s} }
+my @steps = map { $_->{ranks} . ':' . $_->{step_breakdown}{step_s} }
             @{ $all->{layouts} };
-my @sorted = map { $_->{ranks} . ':' . $_->{step_breakdown_step_s} }
+my @sorted = map { $_->{ranks} . ':' . $_->{step_breakdown}{step_s} }
              sort { $a->{ranks} <=> $b->{ranks}
-                    || $a->{step_breakdown_step_s}
-                       <=> $b->{step_breakdown_step_s} } @{ $all->{layouts} };
+                    || $a->{step_breakdown}{step_s}
+                       <=> $b->{step_breakdown}{step_s} } @{ $all->{layouts} };
 is_deeply(\@steps, \@sorted, 'each rank count is listed fastest first');
 
 # One rank, by hand. minigpt counts F = 6 B T (12 L C^2 + C V) + 6 L C (T + 1)
@@ -83,12 +83,12 @@ my $F = 6 * $B * $T * (12 * $L * $C**2 + $C * $V) + 6 * $L * $C * ($T + 1)
 my $P = minigpt_params(%shape);
 my ($one) = grep { $_->{ranks} == 1 } @{ $all->{layouts} };
 is($one->{flops_per_step}, $F, 'one rank: the FLOPs of the formula');
-close_to($one->{step_breakdown_compute_s}, $F / $gemm, 1e-12,
+close_to($one->{step_breakdown}{compute_s}, $F / $gemm, 1e-12,
          'one rank: compute = FLOPs / the GEMM rate');
 is($one->{params_per_rank}, $P, "one rank: minigpt's parameters");
-close_to($one->{step_breakdown_optimizer_s}, 32 * $P / (2 * $copy), 1e-12,
+close_to($one->{step_breakdown}{optimizer_s}, 32 * $P / (2 * $copy), 1e-12,
          'one rank: the optimizer streams 32 bytes a parameter');
-close_to($one->{step_breakdown_other_s}, 4 * $P / (2 * $copy), 1e-12,
+close_to($one->{step_breakdown}{other_s}, 4 * $P / (2 * $copy), 1e-12,
          'one rank: zeroing the gradient streams 4 bytes a parameter');
 my $run = json_of($minigpt, minigpt_flags(%shape), '--batch', $B,
                   '--micro-batches', 4, '--steps', 1, '--quiet');
@@ -100,7 +100,7 @@ is($run->{params}, $P, 'and has the same parameters');
 my ($dp2) = grep { $_->{tp} == 1 && $_->{pp} == 1 && $_->{dp} == 2 }
             @{ $all->{layouts} };
 is($dp2->{dp_all_reduces}, 2 + 12 * $L + 3, 'd = 2: one all-reduce a tensor');
-close_to($dp2->{step_breakdown_exposed_comm_dp_s},
+close_to($dp2->{step_breakdown}{exposed_comm_s}{dp},
          2 * (2 + 12 * $L + 3) * $alpha + 4 * $P / $beta, 1e-12,
          'd = 2: 2 (d - 1) latencies a tensor, and its bytes once');
 

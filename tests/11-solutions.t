@@ -282,7 +282,7 @@ sub best { return json($_[0])->{layouts}[0] }
     # and none is negative beyond a slack: a clock read on either side of an
     # operation can overlap another's by its resolution, so a part may read
     # a little below zero; 2 % of the step, or 50 us, allows for it.
-    my @parts = qw(compute_s exposed_comm_tp_s exposed_comm_pp_s exposed_comm_dp_s
+    my @parts = qw(compute_s exposed_comm_s.tp exposed_comm_s.pp exposed_comm_s.dp
                    bubble_s optimizer_s other_s);
     my %j = map { $_ => json("11-ex6-m$_") } 1, 4;
     my %d;
@@ -290,40 +290,42 @@ sub best { return json($_[0])->{layouts}[0] }
         my $j = $j{$m};
         is($j->{pp}, 2, "11.6 m = $m: two stages");
         is($j->{micro_batches}, $m, "11.6 m = $m: $m micro-batches") if exists $j->{micro_batches};
-        my $step = $j->{step_breakdown_step_s};
+        my $step = $j->{step_breakdown}{step_s};
         cmp_ok($step, '>', 0, "11.6 m = $m: a step was measured");
-        my $sum = sum(map { $j->{"step_breakdown_$_"} } @parts);
+        my $sum = sum(map { at_path($j, "step_breakdown.$_") } @parts);
         ok(abs($sum - $step) <= 1e-9 + 1e-6 * $step, "11.6 m = $m: the parts sum to the step");
         my $slack = 0.02 * $step > 50e-6 ? 0.02 * $step : 50e-6;
         for (@parts) {
-            cmp_ok($j->{"step_breakdown_$_"}, '>=', -$slack, "11.6 m = $m: $_ is not negative");
+            cmp_ok(at_path($j, "step_breakdown.$_"), '>=', -$slack, "11.6 m = $m: $_ is not negative");
         }
         my $n = $m == 1 ? 'One' : 'Four';
         agrees("SolElevenF${n}Step", $step, "11.6 m = $m: the step");
         agrees("SolElevenF${n}Sum", $sum, "11.6 m = $m: the sum");
-        agrees("SolElevenF${n}Bubble", $j->{step_breakdown_bubble_s}, "11.6 m = $m: the bubble");
-        agrees("SolElevenF${n}BubbleShare", 100 * $j->{step_breakdown_bubble_s} / $step,
+        agrees("SolElevenF${n}Bubble", $j->{step_breakdown}{bubble_s}, "11.6 m = $m: the bubble");
+        agrees("SolElevenF${n}BubbleShare", 100 * $j->{step_breakdown}{bubble_s} / $step,
                "11.6 m = $m: the bubble's share");
         agrees("SolElevenF${n}Closed", 100 / ($m + 1), "11.6 m = $m: (p-1)/(m+p-1)");
     }
-    $d{$_} = $j{1}{"step_breakdown_$_"} - $j{4}{"step_breakdown_$_"} for @parts;
+    $d{$_} = at_path($j{1}, "step_breakdown.$_")
+            - at_path($j{4}, "step_breakdown.$_") for @parts;
     my ($most) = sort { abs($d{$b}) <=> abs($d{$a}) } @parts;
     my ($second) = grep { $_ ne $most } sort { abs($d{$b}) <=> abs($d{$a}) } @parts;
     is($macro{SolElevenFBiggestIsBubble}, $most eq 'bubble_s' ? 1 : 0,
        "11.6: the part that differs most is $most, as the solution says");
     my %name = (compute_s => 'compute', bubble_s => 'the bubble',
                 optimizer_s => 'the optimizer', other_s => 'the rest',
-                exposed_comm_tp_s => 'exposed TP time', exposed_comm_pp_s => 'exposed PP time',
-                exposed_comm_dp_s => 'exposed DP time');
+                'exposed_comm_s.tp' => 'exposed TP time',
+                'exposed_comm_s.pp' => 'exposed PP time',
+                'exposed_comm_s.dp' => 'exposed DP time');
     is($macro{SolElevenFBiggest}, $name{$most}, '11.6: ... and names it');
     is($macro{SolElevenFSecond}, $name{$second}, "11.6: the next is $second");
     is($macro{SolElevenFSecondGrew}, $d{$second} < 0 ? 1 : 0, '11.6: ... and which way');
     is($macro{SolElevenFBubbleFell}, $d{bubble_s} > 0 ? 1 : 0, '11.6: whether the bubble fell');
     is($macro{SolElevenFSecondKind},
        $second eq 'bubble_s' ? 2
-       : $second eq 'compute_s' || $second eq 'exposed_comm_pp_s' ? 1 : 0,
+       : $second eq 'compute_s' || $second eq 'exposed_comm_s.pp' ? 1 : 0,
        '11.6: what kind of part the next one is');
-    agrees('SolElevenFSlowdown', $j{1}{step_breakdown_step_s} / $j{4}{step_breakdown_step_s},
+    agrees('SolElevenFSlowdown', $j{1}{step_breakdown}{step_s} / $j{4}{step_breakdown}{step_s},
            '11.6: the ratio of the steps');
 }
 

@@ -17,17 +17,52 @@ void report_text(Report *r, const char *key, const char *text)
     report_add(r, key, FIELD_TEXT, 0);
     r->fields[r->count - 1].text = text;
 }
+enum { JSON_MAX_DEPTH = 4 };     /* objects inside objects, at most */
+
+static int segment_length(const char *key)      /* up to the next dot */
+{
+    return (int)strcspn(key, ".");
+}
+
 static void print_json_object(FILE *out, const Report *r, const char *indent)
 {
+    const char *open[JSON_MAX_DEPTH];   /* the groups now open, outermost
+                                           first */
+    int depth = 0, written[JSON_MAX_DEPTH + 1] = { 0 };
     fputc('{', out);
     for (int i = 0; i < r->count; i++) {
         const Field *f = &r->fields[i];
-        fprintf(out, "%s\n%s  \"%s\": ", i ? "," : "", indent, f->key);
+        const char *name = f->key;
+        int shared = 0;                 /* open groups this key lies in */
+        while (shared < depth && strchr(name, '.') != NULL
+               && segment_length(name) == segment_length(open[shared])
+               && strncmp(name, open[shared],
+                          (size_t)segment_length(name)) == 0) {
+            name += segment_length(name) + 1;
+            shared++;
+        }
+        for (; depth > shared; depth--)
+            fprintf(out, "\n%s%*s}", indent, 2 * depth, "");
+        for (const char *dot; (dot = strchr(name, '.')) != NULL;
+             name = dot + 1) {
+            if (depth == JSON_MAX_DEPTH)
+                abort();
+            fprintf(out, "%s\n%s%*s\"%.*s\": {", written[depth] ? "," : "",
+                    indent, 2 * depth + 2, "", (int)(dot - name), name);
+            written[depth] = 1;
+            open[depth++] = name;
+            written[depth] = 0;
+        }
+        fprintf(out, "%s\n%s%*s\"%s\": ", written[depth] ? "," : "",
+                indent, 2 * depth + 2, "", name);
+        written[depth] = 1;
         if (f->kind == FIELD_TEXT)
             fprintf(out, "\"%s\"", f->text);
         else
             fprintf(out, "%.17g", f->value);
     }
+    for (; depth > 0; depth--)
+        fprintf(out, "\n%s%*s}", indent, 2 * depth, "");
     fprintf(out, "\n%s}", indent);
 }
 
@@ -54,8 +89,11 @@ void json_list_end(FILE *out)
 void print_csv_row(FILE *out, const Report *r, int header)
 {
     if (header) {
-        for (int i = 0; i < r->count; i++)
-            fprintf(out, "%s%s", i ? "," : "", r->fields[i].key);
+        for (int i = 0; i < r->count; i++) {
+            fputs(i ? "," : "", out);
+            for (const char *c = r->fields[i].key; *c; c++)
+                fputc(*c == '.' ? '_' : *c, out);
+        }
         fputc('\n', out);
     }
     for (int i = 0; i < r->count; i++) {
@@ -85,7 +123,7 @@ static void print_macro_name(FILE *out, const char *prefix, const char *key)
     fprintf(out, "\\newcommand{\\%s", prefix);
     int start_of_word = 1;
     for (const char *c = key; *c; c++) {
-        if (*c == '_') {
+        if (*c == '_' || *c == '.') {
             start_of_word = 1;
         } else if (isdigit((unsigned char)*c)) {
             fputs(digit_names[*c - '0'], out);

@@ -224,14 +224,14 @@ static void report_prediction(Report *r, const Prediction *p,
 static void report_breakdown(Report *r, const Prediction *p, int whole)
 {
     static const char *const names[] = {
-        "step_breakdown_compute_s", "step_breakdown_exposed_comm_tp_s",
-        "step_breakdown_exposed_comm_pp_s", "step_breakdown_exposed_comm_dp_s",
-        "step_breakdown_bubble_s", "step_breakdown_optimizer_s",
-        "step_breakdown_other_s", "step_breakdown_step_s"
+        "step_breakdown.compute_s", "step_breakdown.exposed_comm_s.tp",
+        "step_breakdown.exposed_comm_s.pp", "step_breakdown.exposed_comm_s.dp",
+        "step_breakdown.bubble_s", "step_breakdown.optimizer_s",
+        "step_breakdown.other_s", "step_breakdown.step_s"
     };
     double values[] = { p->compute_s, p->tp_s, p->pp_s, p->dp_s,
                         p->bubble_s, p->optimizer_s, p->other_s, p->step_s };
-    size_t skip = whole ? 0 : strlen("step_breakdown_");
+    size_t skip = whole ? 0 : strlen("step_breakdown.");
     for (int i = 0; i < 8; i++)
         report_add(r, names[i] + skip, FIELD_REAL, values[i]);
 }

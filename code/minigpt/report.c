@@ -202,14 +202,14 @@ void report_run(Report *r, const Model *m, const Settings *set,
     report_add(r, "dp_exposed_s", FIELD_REAL, dp->wait_median);
     {
         static const struct { int part; const char *key; } fields[] = {
-            { PART_COMPUTE, "step_breakdown_compute_s" },
-            { PART_TP, "step_breakdown_exposed_comm_tp_s" },
-            { PART_PP, "step_breakdown_exposed_comm_pp_s" },
-            { PART_DP, "step_breakdown_exposed_comm_dp_s" },
-            { PART_BUBBLE, "step_breakdown_bubble_s" },
-            { PART_OPTIMIZER, "step_breakdown_optimizer_s" },
-            { PART_OTHER, "step_breakdown_other_s" },
-            { PART_STEP, "step_breakdown_step_s" },
+            { PART_COMPUTE, "step_breakdown.compute_s" },
+            { PART_TP, "step_breakdown.exposed_comm_s.tp" },
+            { PART_PP, "step_breakdown.exposed_comm_s.pp" },
+            { PART_DP, "step_breakdown.exposed_comm_s.dp" },
+            { PART_BUBBLE, "step_breakdown.bubble_s" },
+            { PART_OPTIMIZER, "step_breakdown.optimizer_s" },
+            { PART_OTHER, "step_breakdown.other_s" },
+            { PART_STEP, "step_breakdown.step_s" },
         };
         for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
             report_add(r, fields[i].key, FIELD_REAL,
@@ -398,14 +398,14 @@ void print_run(FILE *out, const Report *r, const char *cpu,
     fprintf(out, "step parts     = compute %s, tp %s, pp %s, dp %s,\n"
             "                 bubble %s, optimizer %s, other %s; step %s "
             "(means)\n",
-            duration(F("step_breakdown_compute_s")).s,
-            duration(F("step_breakdown_exposed_comm_tp_s")).s,
-            duration(F("step_breakdown_exposed_comm_pp_s")).s,
-            duration(F("step_breakdown_exposed_comm_dp_s")).s,
-            duration(F("step_breakdown_bubble_s")).s,
-            duration(F("step_breakdown_optimizer_s")).s,
-            duration(F("step_breakdown_other_s")).s,
-            duration(F("step_breakdown_step_s")).s);
+            duration(F("step_breakdown.compute_s")).s,
+            duration(F("step_breakdown.exposed_comm_s.tp")).s,
+            duration(F("step_breakdown.exposed_comm_s.pp")).s,
+            duration(F("step_breakdown.exposed_comm_s.dp")).s,
+            duration(F("step_breakdown.bubble_s")).s,
+            duration(F("step_breakdown.optimizer_s")).s,
+            duration(F("step_breakdown.other_s")).s,
+            duration(F("step_breakdown.step_s")).s);
 #undef F
 }
 double tally_work(const Tally *t)

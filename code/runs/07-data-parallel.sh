@@ -3,8 +3,13 @@
 set -eu
 bin="$1/bin"
 transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
-field() {        # the number after "KEY": in a JSON report
-    awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
+field() {        # the number at KEY (a path joined by _) in a JSON report
+    awk -v key="$1" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $2 == "{" { path[++depth] = name; next }
+        /^ *}/    { depth--; next }
+        {   for (i = depth; i >= 1; i--) name = path[i] "_" name
+            if (name == key) { sub(/,$/, "", $2); print $2 } }' "$2"
 }
 cores=$(nproc)
 if [ "$cores" -lt 2 ]; then

@@ -21,8 +21,13 @@ done
 sed -n '/^sharded state/,$p' "$transcripts/08-zero-minigpt-3-4.txt" \
     > "$transcripts/08-zero-minigpt-3-4-shard.txt"
 test -s "$transcripts/08-zero-minigpt-3-4-shard.txt"
-field() {        # the number after "KEY": in a JSON report
-    awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
+field() {        # the number at KEY (a path joined by _) in a JSON report
+    awk -v key="$1" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $2 == "{" { path[++depth] = name; next }
+        /^ *}/    { depth--; next }
+        {   for (i = depth; i >= 1; i--) name = path[i] "_" name
+            if (name == key) { sub(/,$/, "", $2); print $2 } }' "$2"
 }
 json() { echo "$data/08-zero-minigpt-$1-$2.json"; }
 {

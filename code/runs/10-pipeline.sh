@@ -19,8 +19,13 @@ function sort(a, n,    i, j, x) {               # insertion sort
             x = a[j]; a[j] = a[j - 1]; a[j - 1] = x
         }
 }'
-field() {        # the number after "KEY": in a JSON report
-    awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
+field() {        # the number at KEY (a path joined by _) in a JSON report
+    awk -v key="$1" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $2 == "{" { path[++depth] = name; next }
+        /^ *}/    { depth--; next }
+        {   for (i = depth; i >= 1; i--) name = path[i] "_" name
+            if (name == key) { sub(/,$/, "", $2); print $2 } }' "$2"
 }
 cores=$(field cores "$machine" 2>/dev/null || true)
 test -n "$cores" || cores=$(nproc)

@@ -4,8 +4,13 @@ set -eu
 bin="$1/bin" machine="$1/machine.json"
 transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
 formats=$(cat code/common/formats.awk)
-field() {        # the number after "KEY": in a JSON report
-    awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
+field() {        # the number at KEY (a path joined by _) in a JSON report
+    awk -v key="$1" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $2 == "{" { path[++depth] = name; next }
+        /^ *}/    { depth--; next }
+        {   for (i = depth; i >= 1; i--) name = path[i] "_" name
+            if (name == key) { sub(/,$/, "", $2); print $2 } }' "$2"
 }
 cores=$(field cores "$machine" 2>/dev/null || true)
 if [ "${cores:=$(nproc)}" -lt 2 ]; then

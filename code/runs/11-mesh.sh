@@ -19,8 +19,13 @@ function sort(a, n,    i, j, x) {               # insertion sort
             x = a[j]; a[j] = a[j - 1]; a[j - 1] = x
         }
 }'
-field() {        # the number after "KEY": in a JSON report
-    awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
+field() {        # the number at KEY (a path joined by _) in a JSON report
+    awk -v key="$1" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $2 == "{" { path[++depth] = name; next }
+        /^ *}/    { depth--; next }
+        {   for (i = depth; i >= 1; i--) name = path[i] "_" name
+            if (name == key) { sub(/,$/, "", $2); print $2 } }' "$2"
 }
 cores=$(field cores "$machine" 2>/dev/null || true)
 test -n "$cores" || cores=$(nproc)
@@ -28,7 +33,7 @@ cpu=$(sed -n 's/^ *"cpu": *"\(.*\)",*$/\1/p' "$machine")
 shape="--layers 8 --hidden 64 --heads 8 --seq 64 --vocab 32 --batch 32
        --micro-batches 4"
 steps=10 repeats=3
-parts="compute_s exposed_comm_tp_s exposed_comm_pp_s exposed_comm_dp_s"
+parts="compute_s exposed_comm_s_tp exposed_comm_s_pp exposed_comm_s_dp"
 parts="$parts bubble_s optimizer_s other_s step_s"
 "$bin/fleet" layout --machine "$machine" $shape --csv \
     --output "$data/11-mesh-predicted.csv"
@@ -107,8 +112,8 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i
             x = 3 * bars + (j == 2 ? 0 : 1); top = 0
             printf "%d,%s,%s,%s,%s", x, $at["tp"], $at["pp"], $at["dp"],
                    kinds[j]
-            split("compute_s exposed_comm_tp_s exposed_comm_pp_s " \
-                  "exposed_comm_dp_s bubble_s optimizer_s other_s", part,
+            split("compute_s exposed_comm_s_tp exposed_comm_s_pp " \
+                  "exposed_comm_s_dp bubble_s optimizer_s other_s", part,
                   " ")
             for (k = 1; k <= 7; k++) {
                 top += 1e3 * $at[kinds[j] "_" part[k]]
@@ -123,7 +128,7 @@ awk -F, -v cores="$cores" -v cpu="$cpu" -v steps=$steps -v q="'" \
     -v table="$numbers/11-mesh-table.tex" \
     "$formats"'
 BEGIN {
-    split("compute_s exposed_comm_tp_s exposed_comm_pp_s exposed_comm_dp_s " \
+    split("compute_s exposed_comm_s_tp exposed_comm_s_pp exposed_comm_s_dp " \
           "bubble_s optimizer_s other_s step_s", part, " ")
     split("compute,the tensor-parallel all-reduces,the pipeline" q "s " \
           "messages,the gradient" q "s all-reduces,the bubble,the " \

@@ -34,10 +34,20 @@ grouped() {
 }
 
 # json FILE KEY: the value of KEY in a JSON report that the tools print one
-# field to a line (a number, or a string without its quotes); a missing key
-# stops the script.
+# field to a line (a number, or a string without its quotes); a field inside
+# an object is named by its path joined with _, as in the tools' CSV
+# (step_breakdown_exposed_comm_s_tp). A missing key stops the script.
 json() {
-    v=$(sed -n "s/^ *\"$2\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$1")
+    v=$(awk -v key="$2" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $NF == "{" { path[++depth] = $1 == "{" ? "" : name; next }
+        /^ *}/ { depth--; next }
+        $NF == "[" || /^ *]/ { next }
+        {   for (i = depth; i >= 1; i--)
+                if (path[i] != "") name = path[i] "_" name
+            if (name == key) {
+                sub(/^[^:]*: */, ""); sub(/,$/, ""); gsub(/"/, ""); print
+            } }' "$1")
     test -n "$v" || { echo "$0: no $2 in $1" >&2; exit 1; }
     echo "$v"
 }

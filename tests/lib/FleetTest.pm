@@ -20,9 +20,20 @@ our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
                  same_files different_files files_in exercise_items refused
                  refused_no_output verify_ok solution_sources_ok
                  exercise_file_ok answers_not_given_away solutions_pdf_ok
-                 write_file lab_documented mpiexec_stand_in);
+                 write_file lab_documented mpiexec_stand_in at_path);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
+
+# The value at a dotted path in decoded JSON: at_path($report,
+# 'step_breakdown.exposed_comm_s.tp'); undef where any step is missing.
+sub at_path {
+    my ($json, $path) = @_;
+    for my $key (split /\./, $path) {
+        return undef unless ref $json eq 'HASH';
+        $json = $json->{$key};
+    }
+    return $json;
+}
 
 # The exit status a shell would report for a wait status ($?): the process's
 # own status, or 128 + the signal that killed it, so that a crash can never
