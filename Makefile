@@ -460,7 +460,8 @@ $(B)/stamp/run-%: code/runs/%.sh code/common/formats.awk \
                   $$(call machine_for,code/runs/$$*.sh)
 	@mkdir -p $(B)/transcripts $(B)/numbers $(B)/data $(@D)
 	@echo "run  $<"
-	@sh $< $(B)
+	@start=$$(date +%s); sh $< $(B) && \
+	 echo "     $< took $$(( $$(date +%s) - start )) s"
 	@touch $@
 
 # --------------------------------------------------------------- figures ----
@@ -590,7 +591,8 @@ $(B)/stamp/solution-%: solutions/%.sh solutions/lib/helpers.sh \
                        $$(call chapter_run_for,solutions/$$*.sh,$$*)
 	@mkdir -p $(B)/solutions $(@D)
 	@echo "run  $<"
-	@sh $< $(B)
+	@start=$$(date +%s); sh $< $(B) && \
+	 echo "     $< took $$(( $$(date +%s) - start )) s"
 	@touch $@
 
 $(B)/solutions.pdf: solutions/solutions.tex chapters/preamble.tex chapters/bibliography.tex \

@@ -79,6 +79,20 @@ for my $row (@rows) {
 }
 ok((grep { $_->{timed} } @rows) >= 1, 'at least one layout was timed');
 
+# Sections 11.5 and 11.6 print one prediction per layout, not two: the
+# planner's macros of 11.5 (three significant figures) are the table's.
+my $predicted_macros = read_macros("$root/build/numbers/11-predicted.tex");
+my @words = qw(Zero One Two Three Four Five Six Seven Eight);
+for my $row (@rows) {
+    my $name = sprintf 'PredTp%sPp%sDp%sStepS', @words[@$row{qw(tp pp dp)}];
+    next unless exists $predicted_macros->{$name};
+    close_to($predicted_macros->{$name}, $row->{predicted_step_s}, 5e-3,
+             "$row->{layout}: 11.5 and 11.6 print the same prediction");
+}
+ok((grep { exists $predicted_macros->{sprintf 'PredTp%sPp%sDp%sStepS',
+                                      @words[@$_{qw(tp pp dp)}]} } @rows)
+   == @rows, '11.5 prints a prediction for every layout of the table');
+
 # ------------------------------------------- the sentences are checked --
 # Replay the run script on made-up runs: a stand-in minigpt reports, for a
 # layout, the planner's own prediction with some parts changed, and

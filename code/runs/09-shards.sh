@@ -1,12 +1,17 @@
-# Tangled from chapters/96-tensor-parallel-plumbing.nw; edit the chapter, not this file.
+# Tangled from chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file.
 # usage: sh code/runs/09-shards.sh BUILD_DIR
 set -eu
 bin="$1/bin"
 transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
 machine="$1/machine.json"
 formats=$(cat code/common/formats.awk)
-field() {        # the number after "KEY": in a JSON report
-    awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
+field() {        # the number at KEY (a path joined by _) in a JSON report
+    awk -v key="$1" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $2 == "{" { path[++depth] = name; next }
+        /^ *}/    { depth--; next }
+        {   for (i = depth; i >= 1; i--) name = path[i] "_" name
+            if (name == key) { sub(/,$/, "", $2); print $2 } }' "$2"
 }
 default_of() {   # default_of FLAG: the default a --help line gives FLAG
     sed -n "s/^  $1 N .*(default \([0-9.e+]*\))\$/\1/p"

@@ -1,4 +1,4 @@
-# Tangled from chapters/96-tensor-parallel-plumbing.nw; edit the chapter, not this file.
+# Tangled from chapters/95-parallel-plumbing.nw and chapters/96-tensor-parallel-plumbing.nw; edit the chapters, not this file.
 # usage: sh code/runs/09-tensor-parallel.sh BUILD_DIR
 set -eu
 transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
@@ -23,8 +23,13 @@ done
 sed -n '/^tensor parallel/,$p' "$transcripts/09-tp-4.txt" \
     > "$transcripts/09-tp-4-traffic.txt"
 test -s "$transcripts/09-tp-4-traffic.txt"
-field() {        # the number after "KEY": in a JSON report
-    awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
+field() {        # the number at KEY (a path joined by _) in a JSON report
+    awk -v key="$1" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $2 == "{" { path[++depth] = name; next }
+        /^ *}/    { depth--; next }
+        {   for (i = depth; i >= 1; i--) name = path[i] "_" name
+            if (name == key) { sub(/,$/, "", $2); print $2 } }' "$2"
 }
 {
     echo "t,sp,collectives,counted,formula,activations"

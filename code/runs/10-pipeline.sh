@@ -86,6 +86,9 @@ run_macros() {   # run_macros PREFIX JSON: the run's fields as macros
         function macro(key, text) {
             printf "\\newcommand{\\%s%s}{%s}\n", prefix, name(key), text
         }
+        $NF == "{" { depth++; next }     # objects inside the report are
+        /^ *}/     { depth--; next }     # left out: only its own fields
+        depth > 1  { next }
         {
             key = $1; gsub(/[":]/, "", key)
             value = $0; sub(/^[^:]*: */, "", value); sub(/,$/, "", value)

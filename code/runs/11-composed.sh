@@ -1,10 +1,15 @@
-# Tangled from chapters/99b-mesh-plumbing.nw; edit the chapter, not this file.
+# Tangled from chapters/95-parallel-plumbing.nw and chapters/99b-mesh-plumbing.nw; edit the chapters, not this file.
 # usage: sh code/runs/11-composed.sh BUILD_DIR
 set -eu
 bin="$1/bin" machine="$1/machine.json" numbers="$1/numbers"
 data="$1/data" transcripts="$1/transcripts"
-field() {        # the number after "KEY": in a JSON report
-    awk -v key="\"$1\"" '$1 == key":" { sub(/,$/, "", $2); print $2 }' "$2"
+field() {        # the number at KEY (a path joined by _) in a JSON report
+    awk -v key="$1" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $2 == "{" { path[++depth] = name; next }
+        /^ *}/    { depth--; next }
+        {   for (i = depth; i >= 1; i--) name = path[i] "_" name
+            if (name == key) { sub(/,$/, "", $2); print $2 } }' "$2"
 }
 sci='function sci(x,   e, p) {      # 2.1e-07 as $2.1 \times 10^{-7}$
     if (x == 0) return "0"
