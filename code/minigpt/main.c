@@ -1,19 +1,31 @@
 /* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw, chapters/98-pipeline-plumbing.nw and chapters/99c-buckets.nw; edit the chapters, not this file. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "trainer.h"
 #include "../cuda/device.h"
 
-static int run(const char *command, Option *options, int rank, int ranks);
+static int read_settings_once(const char *command, Option *options,
+                              int rank, int ranks, Settings *set);
+static int run(const char *command, Option *options, Settings set);
 static int run_on_mesh(const char *command, Option *options, Settings set);
+
+static int launcher_rank(void)
+{
+    const char *rank = getenv("PMI_RANK");
+    return rank != NULL ? atoi(rank) : 0;
+}
+
+static int launcher_size(void)
+{
+    const char *size = getenv("PMI_SIZE");
+    return size != NULL ? atoi(size) : 1;
+}
 
 int main(int argc, char **argv)
 {
     const char *command = "minigpt";
-    int rank = 0, ranks = 1;
-    MPI_Init(NULL, NULL);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    int rank = launcher_rank(), ranks = launcher_size();
     Option options[] = {
         { "--layers", OPT_COUNT, 64, "transformer blocks L", 2, NULL, 0 },
         { "--hidden", OPT_COUNT, 4096, "width C of the residual stream", 64,
@@ -95,22 +107,37 @@ int main(int argc, char **argv)
                                   "on CPU cores: the reference every parallel "
                                   "chapter checks against.", options,
                                   argc - 1, argv + 1);
-    if (status == 1)                         /* --help was printed */
-        status = 0;
-    else if (status == 0)
-        status = run(command, options, rank, ranks);
+    if (status != 0)       /* --help was printed (1), or a flag refused (2) */
+        return status == 1 ? 0 : status;
+    Settings set;
+    if (read_settings_once(command, options, rank, ranks, &set) != 0)
+        return 2;
+    MPI_Init(NULL, NULL);
+    int world_rank, world_ranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_ranks);
+    if ((world_rank != rank || world_ranks != ranks)  /* another launcher */
+        && read_settings_once(command, options, world_rank, world_ranks,
+                              &set) != 0)
+        status = 2;
+    else
+        status = run(command, options, set);
     MPI_Finalize();
     return status;
 }
 
-static int run(const char *command, Option *options, int rank, int ranks)
+static int read_settings_once(const char *command, Option *options,
+                              int rank, int ranks, Settings *set)
 {
-    Settings set;
     int saved = streams_silence(rank == 0);  /* every rank checks; one says */
-    int invalid = read_settings(command, options, rank, ranks, &set);
+    int invalid = read_settings(command, options, rank, ranks, set);
     streams_restore(saved);
-    if (invalid)
-        return 2;
+    return invalid;
+}
+
+static int run(const char *command, Option *options, Settings set)
+{
+    int rank = set.rank;
     if (option_given(options, "--sample"))
         return rank == 0 ? print_sample(&set, (int)option_number(options,
                                         "--sample"), options) : 0;
