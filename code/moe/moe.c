@@ -640,8 +640,9 @@ static double layer_loss(Layer *b, const MoeShape *s, const MoeWeights *w,
 }
 
 /* One rank: the central differences of a sample of every tensor's entries
-   against the backward pass; printed on f. 0: OK, 1: FAIL, 2: no memory. */
-static int gradcheck(const MoeShape *s, FILE *f)
+   against the backward pass; printed on f as the options ask. 0: OK,
+   1: FAIL, 2: no memory. */
+static int gradcheck(const MoeShape *s, FILE *f, Option *o)
 {
     int n = s->tokens, C = s->hidden, E = s->experts, k = s->top_k;
     long capacity = expert_capacity(s), slots = (long)k * n;
@@ -706,10 +707,21 @@ static int gradcheck(const MoeShape *s, FILE *f)
             checked++;
         }
     }
-    fprintf(f, "gradcheck: %d entries, %d skipped (the step changed the "
-            "routing); worst |fd - analytic| / (%g + %g·|analytic|) = %.3g"
-            ": %s\n", checked, skipped, gradcheck_atol, gradcheck_rtol,
-            worst, worst <= 1 ? "OK" : "FAIL");
+    if (report_requested(o)) {
+        Report r = { .count = 0 };
+        report_add(&r, "entries", FIELD_COUNT, checked);
+        report_add(&r, "skipped", FIELD_COUNT, skipped);
+        report_add(&r, "worst", FIELD_REAL, worst);
+        report_add(&r, "atol", FIELD_SCI, gradcheck_atol);
+        report_add(&r, "rtol", FIELD_SCI, gradcheck_rtol);
+        report_text(&r, "result", worst <= 1 ? "OK" : "FAIL");
+        print_report(f, &r, o);
+    } else
+        fprintf(f, "gradcheck: %d entries, %d skipped (the step changed "
+                "the routing); worst |fd - analytic| / (%g + "
+                "%g·|analytic|) = %.3g: %s\n", checked, skipped,
+                gradcheck_atol, gradcheck_rtol, worst,
+                worst <= 1 ? "OK" : "FAIL");
     layer_free(&b);
     free_weights(&w);
     free_weights(&g);
@@ -959,8 +971,13 @@ static int moe_run(Option *o, int rank, int R)
     MoeShape s;
     if (moe_shape(o, rank, R, &s) != 0)
         return 2;
-    if (option_given(o, "--gradcheck"))
-        return gradcheck(&s, stdout);
+    if (option_given(o, "--gradcheck")) {
+        Output out;
+        if (output_open(&out, "moe", o) != 0)
+            return 2;
+        int verdict = gradcheck(&s, out.file, o);
+        return output_commit(&out, "moe") != 0 ? 2 : verdict;
+    }
     int N = s.tokens, C = s.hidden, k = s.top_k, per = s.experts / R;
     long capacity = expert_capacity(&s);
     long most = (long)per * capacity, slots = (long)k * N * R;
