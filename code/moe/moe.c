@@ -165,7 +165,7 @@ static void scale_counts(Layer *b, int R, int C)
 enum { STREAM_ROUTER = 1, STREAM_EXPERT = 2, STREAM_TOKEN = 3,
        STREAM_GRADIENT = 4 };
 
-static Rng stream(uint64_t seed, uint64_t purpose, uint64_t index)
+static Rng moe_stream(uint64_t seed, uint64_t purpose, uint64_t index)
 {
     Rng a = { seed };
     Rng b = { rng_next(&a) ^ purpose * 0x9e3779b97f4a7c15ULL };
@@ -186,7 +186,8 @@ static void make_tokens(const MoeShape *s, int purpose, long first, int n,
                         real *x)
 {
     for (int i = 0; i < n; i++) {
-        Rng r = stream(s->seed, (uint64_t)purpose, (uint64_t)(first + i));
+        Rng r = moe_stream(s->seed, (uint64_t)purpose,
+                           (uint64_t)(first + i));
         fill_normal(x + (size_t)i * s->hidden, (size_t)s->hidden, 1, &r);
     }
 }
@@ -223,13 +224,13 @@ static int make_weights(const MoeShape *s, int first, int held,
     size_t C = (size_t)s->hidden, E = (size_t)s->experts;
     if (zero_weights(s, first, held, w) != 0)
         return -1;
-    Rng r = stream(s->seed, STREAM_ROUTER, 0);
+    Rng r = moe_stream(s->seed, STREAM_ROUTER, 0);
     fill_normal(w->router_w, C * E, 1 / sqrt((double)C), &r);
     for (size_t e = 0; e < E; e++)
         w->router_b[e] = (real)(-s->skew * log(e + 1.0));
     for (int e = first; e < first + held; e++) {
         Expert *x = &w->expert[e];
-        Rng q = stream(s->seed, STREAM_EXPERT, (uint64_t)e);
+        Rng q = moe_stream(s->seed, STREAM_EXPERT, (uint64_t)e);
         fill_normal(x->up_w, C * 4 * C, 1 / sqrt((double)C), &q);
         fill_normal(x->up_b, 4 * C, 0.1 / sqrt((double)C), &q);
         fill_normal(x->down_w, 4 * C * C, 1 / sqrt(4.0 * C), &q);
@@ -642,7 +643,7 @@ static double layer_loss(Layer *b, const MoeShape *s, const MoeWeights *w,
 /* One rank: the central differences of a sample of every tensor's entries
    against the backward pass; printed on f as the options ask. 0: OK,
    1: FAIL, 2: no memory. */
-static int gradcheck(const MoeShape *s, FILE *f, Option *o)
+static int moe_gradcheck(const MoeShape *s, FILE *f, Option *o)
 {
     int n = s->tokens, C = s->hidden, E = s->experts, k = s->top_k;
     long capacity = expert_capacity(s), slots = (long)k * n;
@@ -682,7 +683,7 @@ static int gradcheck(const MoeShape *s, FILE *f, Option *o)
                 break;
         default: v = we->down_b; d = ge->down_b; count = (size_t)C; break;
         }
-        Rng pick = stream(s->seed, STREAM_GRADIENT + 1, (uint64_t)t);
+        Rng pick = moe_stream(s->seed, STREAM_GRADIENT + 1, (uint64_t)t);
         for (int sample = 0; sample < GRADCHECK_SAMPLES; sample++) {
             size_t i = (size_t)(rng_next(&pick) % count);
             real old = v[i];
@@ -975,7 +976,7 @@ static int moe_run(Option *o, int rank, int R)
         Output out;
         if (output_open(&out, "moe", o) != 0)
             return 2;
-        int verdict = gradcheck(&s, out.file, o);
+        int verdict = moe_gradcheck(&s, out.file, o);
         return output_commit(&out, "moe") != 0 ? 2 : verdict;
     }
     int N = s.tokens, C = s.hidden, k = s.top_k, per = s.experts / R;
@@ -1084,8 +1085,8 @@ static const double moe_atol = 1e-6, moe_rtol = 1e-5;
 
 /* The largest |got - want| of n numbers; clears *ok where one is more than
    moe_atol + moe_rtol x the largest |want| (by_tensor) or x its own. */
-static double largest_difference(const real *got, const real *want,
-                                 size_t n, int by_tensor, int *ok)
+static double worst_difference(const real *got, const real *want,
+                               size_t n, int by_tensor, int *ok)
 {
     double largest = 0, worst = 0;
     for (size_t i = 0; i < n; i++)
@@ -1165,19 +1166,19 @@ static int verify_layer(const MoeShape *s, const real *y, const real *dx,
     m->routing_equal = dropped == m->dropped
         && memcmp(routed, m->routed, sizeof(long) * s->experts) == 0;
     int within = 1;
-    m->max_diff = largest_difference(got, want, all, 0, &within);
+    m->max_diff = worst_difference(got, want, all, 0, &within);
     if (dx != NULL) {
         make_tokens(s, STREAM_GRADIENT, 0, N * R, dy);
         moe_reference_backward(&b, s, &w, &gr, x, dy, want_dx);
-        m->max_ddx = largest_difference(got_dx, want_dx, all, 1, &within);
-        m->max_dgrad = largest_difference(got_router, gr.router_w,
-                                          (size_t)C * E, 1, &within);
+        m->max_ddx = worst_difference(got_dx, want_dx, all, 1, &within);
+        m->max_dgrad = worst_difference(got_router, gr.router_w,
+                                        (size_t)C * E, 1, &within);
         size_t C4 = (size_t)4 * C, part[4] = { C * C4, C4, C4 * C, (size_t)C };
         for (int e = 0; e < E; e++) {
             pack_expert(&gr.expert[e], C, flat);
             for (size_t t = 0, at = 0; t < 4; at += part[t++]) {
-                double d = largest_difference(got_experts + e * P + at, flat + at,
-                                              part[t], 1, &within);
+                double d = worst_difference(got_experts + e * P + at, flat + at,
+                                            part[t], 1, &within);
                 m->max_dgrad = d > m->max_dgrad ? d : m->max_dgrad;
             }
         }
