@@ -881,8 +881,9 @@ static void moe_print(FILE *f, const MoeResult *m)
             "dropped");
     for (int e = 0; e < s->experts; e++) {
         long kept = m->routed[e] < m->capacity ? m->routed[e] : m->capacity;
-        fprintf(f, "%6d %5d %8ld %8ld %8ld\n", e, e / per, m->routed[e],
-                kept, m->routed[e] - kept);
+        fprintf(f, "%6d %5d %8s %8s %8s\n", e, e / per,
+                grouped((double)m->routed[e]).s, grouped((double)kept).s,
+                grouped((double)(m->routed[e] - kept)).s);
         busiest = m->routed[e] > busiest ? (double)m->routed[e] : busiest;
     }
     fprintf(f, "dropped %s of %s slots (%s %%); %s lost every expert\n",
