@@ -25,7 +25,7 @@ use POSIX ();
 use Test::More;
 
 my $bin = root() . '/build/bin';
-for my $tool (qw(fleet minigpt allreduce matmul-bench)) {
+for my $tool (qw(fleet minigpt allreduce matmul-bench moe)) {
     ok(-x "$bin/$tool", "build/bin/$tool exists") or BAIL_OUT("run make first");
 }
 
@@ -39,6 +39,9 @@ my %tool = (
     'matmul-bench'  => { cmd => ["$bin/matmul-bench", qw(--seconds 0.01 --batch 1 --seq 8
                                                          --hidden 8 --vocab 8)],
                          flags => [qw(--output --transcript)] },
+    'moe'           => { cmd => ["$bin/moe", qw(--tokens 16 --hidden 8
+                                                --repeats 1)],
+                         flags => [qw(--output --tokens-csv)] },
     # A run far too long to finish within the timeout: it must be refused
     # before it starts.
     'minigpt'       => { cmd => ["$bin/minigpt", qw(--steps 1000000)],
@@ -132,6 +135,7 @@ my @stdout_runs = (
     [allreduce => "$bin/allreduce", qw(--max-bytes 1024 --seconds 0.001 --op allreduce)],
     ['matmul-bench' => "$bin/matmul-bench", qw(--seconds 0.01 --batch 1 --seq 8
                                                --hidden 8 --vocab 8)],
+    [moe => "$bin/moe", qw(--tokens 16 --hidden 8 --repeats 1 --json)],
 );
 SKIP: {
     skip 'this system has no /dev/full to fill standard output with', 4 * @stdout_runs
