@@ -34,7 +34,7 @@ for k in -6 -5 -4 -3 -2 -1 0 1 2 3 4 5 6; do
     minutes=$(awk -v b="$best" -v k=$k 'BEGIN {
         printf "%.9g", b * 2 ^ (k / 2) / 60 }')
     $fleet checkpoint $run --interval-minutes "$minutes" --simulate $runs \
-        --seed 1 --csv --output "$data/12-interval-one.csv"
+        --seed $((k + 7)) --csv --output "$data/12-interval-one.csv"
     echo "$(field "$data/12-interval-one.csv" interval_s)"\
 ",$(field "$data/12-interval-one.csv" simulated_effective_fraction)"\
 ",$(field "$data/12-interval-one.csv" simulated_standard_error)"\
@@ -105,7 +105,7 @@ NR == 2 {
 END {
     if (bad) exit 1
     if (!(M > 0 && f > 0 && f < 1)) fail("no run in the report")
-    macro("GpuMtbfHours", sig(M * $c["gpus"] / 3600, 3))
+    macro("GpuMtbfHours", grouped(M * $c["gpus"] / 3600))
     macro("GpuMtbfYears", sig(M * $c["gpus"] / (365.25 * 86400), 2))
     macro("StopsPerDay", sig(86400 / M, 2))
     n = split(mtbfs, h, " "); list = ""
@@ -159,8 +159,9 @@ END {
                   percent(se, 1)) \
         : sprintf("At %d of the %d intervals the simulation lies more " \
                   "than three standard errors from the closed form, the " \
-                  "farthest %s at an interval of %s: there the simulated " \
-                  "run and the closed form%ss model part, most likely by " \
+                  "farthest %s standard errors away, at an interval of " \
+                  "%s: there the simulated run and the closed form%ss " \
+                  "model part, most likely by " \
                   "the simulation%ss shorter last interval, which the " \
                   "closed form counts as a fraction of a whole one.", \
                   beyond3, k, sig(far, 2), duration(far_at), "\x27", \
