@@ -25,6 +25,8 @@ $fleet checkpoint $run --latex Ckpt \
     --output "$numbers/12-checkpoint-fleet.tex"
 $fleet checkpoint $model --write-gbs 200 --latex CkptSlow \
     --output "$numbers/12-checkpoint-slow.tex"
+$fleet checkpoint $model --write-gbs 200 --csv \
+    --output "$data/12-checkpoint-slow.csv"
 $fleet checkpoint $run --gpus 1024 --latex CkptSmall \
     --output "$numbers/12-checkpoint-small.tex"
 runs=400
@@ -76,6 +78,7 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
     "$data/12-checkpoint.csv" > "$data/12-fleet-observed.csv"
 awk -F, -v runs=$runs -v mtbfs="$mtbfs" \
     -v interval="$data/12-interval.csv" -v compute="$data/12-compute.csv" \
+    -v slow="$data/12-checkpoint-slow.csv" \
     "$formats"'
 function macro(name, text) { printf "\\newcommand{\\Ckpt%s}{%s}\n", name, text }
 function sig(x, n,   w) {                 # n significant digits, grouped
@@ -115,6 +118,14 @@ END {
     macro("WriteOverMtbi", percent(d / M, 2))
     macro("LossPerRestartMinute", percent(60 / M, 3))
     macro("CheckpointLossFraction", percent(wl + rl, 3))
+    rs = $c["restart_loss_fraction"]
+    macro("VerdictLargestLoss", rs > wl + rl \
+        ? "The restarts cost more than the checkpoints do" \
+        : "The checkpoints, writes and rework together, cost more than " \
+          "the restarts do")
+    if (row(slow, sr) != 1) fail("no run at a tenth of the rate")
+    macro("SlowLossRatio", sig((sr[1, "write_loss_fraction"] \
+          + sr[1, "rework_loss_fraction"]) / (wl + rl), 3))
     if (row(compute, cr) != 1) fail("no training time")
     macro("TrainSource", sprintf("(Chapter~\\ref{ch:compute}%ss " \
           "405-billion-parameter model, %s trillion tokens on %s GPUs at " \
