@@ -260,10 +260,10 @@ static void print_failing_run(FILE *out, const FailingRun *r,
     else
         fprintf(out, "; its stall (--write-seconds): δ = %s\n",
                 duration(d).s);
-    fprintf(out, "Young          τ = √(2δM) = √(2 × %s × %s) = %s\n",
+    fprintf(out, "Young          τ = sqrt(2δM) = sqrt(2 × %s × %s) = %s\n",
             duration(d).s, duration(M).s, duration(r->young_s).s);
-    fprintf(out, "Daly           τ = √(2δM) [1 + √(δ/2M)/3 + (δ/2M)/9] "
-            "− δ = %s\n", duration(r->daly_s).s);
+    fprintf(out, "Daly           τ = sqrt(2δM) [1 + sqrt(δ/2M)/3 + (δ/2M)/9] "
+            "− δ\n               = %s\n", duration(r->daly_s).s);
     fprintf(out, "best           e^((τ+δ)/M) (1 − τ/M) = 1 at τ = %s\n",
             duration(r->optimum_s).s);
     fprintf(out, "one interval   τ = %s%s; with its write it takes, on "
@@ -363,8 +363,7 @@ int checkpoint_main(int argc, char **argv)
         { "--gpus-per-node", OPT_COUNT, 1024, "GPUs in a node (for "
           "--node-mtbf-hours)", 8, NULL, 0 },
         { "--mtbf-hours", OPT_NUMBER, 1e9, "hours between failures of one GPU "
-          "(default: Llama 3's 419 interruptions in 54 days on 16,384 GPUs, each "
-          "GPU's share)", 0, NULL, 0 },
+          "(default: each GPU's share of Llama 3's published count)", 0, NULL, 0 },
         { "--node-mtbf-hours", OPT_NUMBER, 1e9, "hours between failures of one "
           "node (instead of --mtbf-hours)", 0, NULL, 0 },
         { "--interruptions", OPT_COUNT, 1e9, "interruptions counted on this "
