@@ -197,7 +197,7 @@ static void derive_failing_run(FailingRun *r)
     r->wall_clock_s = r->work_s / r->effective_fraction;
 }
 /* A part's mean time between failures, in hours as its flag takes it. */
-static Text hours(double seconds)
+static Text in_hours(double seconds)
 {
     return sig(seconds / 3600, 3);
 }
@@ -208,17 +208,17 @@ static void print_rate(FILE *out, const FailingRun *r)
     double gpu_mtbf_s = r->fleet_mtbi_s * r->gpus;
     switch (r->source) {
     case RATE_GPU:
-        fprintf(out, "interruptions  one GPU fails every %s h; %s of them:"
-                "\n  M = %s h ÷ %s = %s\n", hours(r->part_mtbf_s).s, gpus.s,
-                hours(r->part_mtbf_s).s, grouped(r->gpus).s,
+        fprintf(out, "interruptions  one GPU fails every %s h; %s:\n"
+                "  M = %s h ÷ %s = %s\n", in_hours(r->part_mtbf_s).s,
+                gpus.s, in_hours(r->part_mtbf_s).s, grouped(r->gpus).s,
                 duration(r->fleet_mtbi_s).s);
         break;
     case RATE_NODE:
         fprintf(out, "interruptions  one node fails every %s h; %s of %s:"
-                "\n  M = %s h ÷ %s = %s\n", hours(r->part_mtbf_s).s,
+                "\n  M = %s h ÷ %s = %s\n", in_hours(r->part_mtbf_s).s,
                 counted(r->nodes, "node", "nodes").s,
                 counted(r->gpus_per_node, "GPU", "GPUs").s,
-                hours(r->part_mtbf_s).s, grouped(r->nodes).s,
+                in_hours(r->part_mtbf_s).s, grouped(r->nodes).s,
                 duration(r->fleet_mtbi_s).s);
         break;
     case RATE_OBSERVED:
@@ -233,14 +233,14 @@ static void print_rate(FILE *out, const FailingRun *r)
                 "  M = %s h ÷ %s = %s\n", grouped(r->interruptions).s,
                 duration(r->window_s).s, grouped(r->observed_gpus).s,
                 grouped(r->observed_gpus).s, duration(r->window_s).s,
-                grouped(r->interruptions).s, hours(gpu_mtbf_s).s, gpus.s,
-                hours(gpu_mtbf_s).s, grouped(r->gpus).s,
+                grouped(r->interruptions).s, in_hours(gpu_mtbf_s).s, gpus.s,
+                in_hours(gpu_mtbf_s).s, grouped(r->gpus).s,
                 duration(r->fleet_mtbi_s).s);
         return;
     }
     if (r->source != RATE_GPU)
         fprintf(out, "  one GPU's share: %s × M = %s h between failures\n",
-                grouped(r->gpus).s, hours(gpu_mtbf_s).s);
+                grouped(r->gpus).s, in_hours(gpu_mtbf_s).s);
 }
 
 static void print_failing_run(FILE *out, const FailingRun *r,
