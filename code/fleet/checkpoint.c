@@ -37,7 +37,7 @@ typedef struct {
     double effective_fraction; /* τ / E(τ)                                  */
     double wall_clock_s;       /* W / f                                     */
 } FailingRun;
-/* Llama 3 405B's pre-training (arXiv:2407.21783, Section 3.3.4): 419
+/* Llama 3 405B's pre-training (arXiv:2407.21783, Section 3.3): 419
    unexpected interruptions in a 54-day window on 16,384 H100s. */
 #define PUBLISHED_INTERRUPTIONS 419
 #define PUBLISHED_WINDOW_DAYS 54
