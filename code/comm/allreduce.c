@@ -659,7 +659,7 @@ static int sweep(int rank, int n, Option *options)
     if (max > counts_fit)
         max = counts_fit;
     size_t fits = memory_limit(n) / (first_op == ALLTOALL ? 2 : 1);
-    if (max > fits) {                /* the all-to-all receives into a second */
+    if (max > fits) {            /* the all-to-all: a second buffer */
         max = fits;
         if (rank == 0)
             fprintf(stderr, "allreduce: --max-bytes clamped to %zu bytes to "
