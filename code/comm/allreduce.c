@@ -537,10 +537,7 @@ static int sweep(int rank, int n, Option *options);
 int main(int argc, char **argv)
 {
     const char *command = "allreduce";
-    MPI_Init(&argc, &argv);
-    int rank, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    int rank = launcher_rank(), n;
     Option options[] = {
         { "--min-bytes", OPT_COUNT, 1e12, "smallest buffer, bytes", 8, NULL, 0 },
         { "--max-bytes", OPT_COUNT, 1e12, "largest buffer, bytes (clamped to fit "
@@ -571,10 +568,12 @@ int main(int argc, char **argv)
                                   "beside MPICH's own, in the manner of "
                                   "nccl-tests.", options, argc - 1,
                                   argv + 1);
-    if (status == 1)                         /* --help was printed */
-        status = 0;
-    else if (status == 0)
-        status = sweep(rank, n, options);
+    if (status != 0)       /* --help was printed (1), or a flag refused (2) */
+        return status == 1 ? 0 : status;
+    MPI_Init(&argc, &argv);     /* as minigpt does: flags first, then MPI */
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    status = sweep(rank, n, options);
     MPI_Finalize();
     return status;
 }

@@ -76,6 +76,11 @@ int parse_options(const char *command, const char *summary, Option *options,
    its command line and reaches the same verdict; only one should print it. */
 int parse_options_as(int speak, const char *command, const char *summary,
                      Option *options, int argc, char **argv);
+/* Before MPI starts, this process's rank and the number of ranks as
+   MPICH's mpiexec gives them (PMI_RANK, PMI_SIZE); 0 and 1 for a process
+   started alone. */
+int launcher_rank(void);
+int launcher_size(void);
 /* Point stdout and stderr at /dev/null unless `speak`; returns what
    streams_restore needs to undo it. */
 int streams_silence(int speak);

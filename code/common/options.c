@@ -1,4 +1,4 @@
-/* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
+/* Tangled from chapters/90-plumbing.nw and chapters/95-parallel-plumbing.nw; edit the chapters, not this file. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -237,4 +237,15 @@ int parse_options_as(int speak, const char *command, const char *summary,
     int status = parse_options(command, summary, options, argc, argv);
     streams_restore(saved);
     return status;
+}
+int launcher_rank(void)
+{
+    const char *rank = getenv("PMI_RANK");
+    return rank != NULL ? atoi(rank) : 0;
+}
+
+int launcher_size(void)
+{
+    const char *size = getenv("PMI_SIZE");
+    return size != NULL ? atoi(size) : 1;
 }

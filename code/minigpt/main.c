@@ -1,6 +1,5 @@
 /* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw, chapters/98-pipeline-plumbing.nw and chapters/99c-buckets.nw; edit the chapters, not this file. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "trainer.h"
 #include "../cuda/device.h"
@@ -9,18 +8,6 @@ static int read_settings_once(const char *command, Option *options,
                               int rank, int ranks, Settings *set);
 static int run(const char *command, Option *options, Settings set);
 static int run_on_mesh(const char *command, Option *options, Settings set);
-
-static int launcher_rank(void)
-{
-    const char *rank = getenv("PMI_RANK");
-    return rank != NULL ? atoi(rank) : 0;
-}
-
-static int launcher_size(void)
-{
-    const char *size = getenv("PMI_SIZE");
-    return size != NULL ? atoi(size) : 1;
-}
 
 int main(int argc, char **argv)
 {

@@ -949,19 +949,19 @@ static int moe_run(Option *o, int rank, int R);
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, R;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &R);
+    int rank = launcher_rank(), R;      /* flags first, then MPI, as in
+                                           minigpt and allreduce */
     int status = parse_options_as(rank == 0, "moe", "One mixture-of-experts "
                                   "layer, its experts spread over the MPI "
                                   "ranks: top-k routing, a capacity, and "
                                   "two all-to-alls.", moe_options,
                                   argc - 1, argv + 1);
-    if (status == 1)                         /* --help was printed */
-        status = 0;
-    else if (status == 0)
-        status = moe_run(moe_options, rank, R);
+    if (status != 0)       /* --help was printed (1), or a flag refused (2) */
+        return status == 1 ? 0 : status;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &R);
+    status = moe_run(moe_options, rank, R);
     MPI_Finalize();
     return status;
 }
