@@ -148,7 +148,7 @@ printf 'the shard of the checkpoint of --steps 2: %s bytes\n\n' \
 minigpt_out="$bin/minigpt --quiet --machine ../machine.json"
 test -f "$out/../machine.json"
 printf '(each command run in %s/solutions)\n\n' "$1" >> "$out/06-ex7.txt"
-refuse "the same file, resumed by minigpt-fp64:" \
+refuse "the same checkpoint, resumed by minigpt-fp64:" \
        $minigpt64 --resume 06-ex7.ckpt
 cp -r "$ckpt" "$ckpt.short"
 head -c $((size - 1)) "$ckpt/$shard" > "$ckpt.short/$shard"
