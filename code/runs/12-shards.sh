@@ -1,9 +1,10 @@
 # Tangled from chapters/99i-shards-plumbing.nw; edit the chapter, not this file.
 # usage: sh code/runs/12-shards.sh BUILD_DIR
 set -eu
-bin="$1/bin"
+build=$(cd "$1" && pwd)     # whole, since the refusals run in another
+bin="$build/bin"
 fleet="$bin/fleet" minigpt="$bin/minigpt"
-transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
+transcripts="$build/transcripts" numbers="$build/numbers" data="$build/data"
 formats=$(cat code/common/formats.awk)
 gpus=16384 params=405e9
 restart=$($fleet memory --precisions --csv \
@@ -41,7 +42,7 @@ END {
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 tiny="--layers 2 --hidden 16 --heads 2 --seq 8 --vocab 16 --batch 4
-      --steps 4 --eval-every 1000 --quiet --machine $1/machine.json"
+      --steps 4 --eval-every 1000 --quiet --machine $build/machine.json"
 zero3="--dp 2 --zero 3"
 mpiexec -n 2 $minigpt $tiny $zero3 --save-every 2 --keep-checkpoints 2 \
         --save "$dir/ckpt" --log "$dir/straight.csv" > /dev/null
@@ -53,9 +54,12 @@ refuse() {       # refuse LABEL COMMAND: a broken copy, resumed, refused
     cp -r "$dir/ckpt" "$dir/bad"
     (cd "$dir" && eval "$2")
     printf '%s\n' "$1" >> "$transcripts/12-refusals.txt"
-    if (cd "$dir" && mpiexec -n 2 $minigpt $tiny $zero3 --resume bad \
-            > /dev/null 2> refused.err); then
-        echo "12-shards.sh: $1 was not refused" >&2; exit 1
+    status=0
+    (cd "$dir" && mpiexec -n 2 $minigpt $tiny $zero3 --resume bad \
+        > /dev/null 2> refused.err) || status=$?
+    if [ $status -ne 2 ] || [ "$(wc -l < "$dir/refused.err")" -ne 1 ] \
+       || ! grep -q '^minigpt: --resume: ' "$dir/refused.err"; then
+        echo "12-shards.sh: $1 was not refused with one line" >&2; exit 1
     fi
     fold -s -w 74 "$dir/refused.err" | sed 's/^/  /' \
         >> "$transcripts/12-refusals.txt"
@@ -65,10 +69,13 @@ refuse "rank 1's shard 8 bytes short:" 'truncate -s -8 bad/rank00001.shard'
 refuse "rank 0's shard from the checkpoint of step 2:" \
        'cp ckpt.step000002/rank00000.shard bad/'
 cp -r "$dir/ckpt" "$dir/before"
-if mpiexec -n 2 $minigpt $tiny $zero3 --resume "$dir/ckpt.step000002" \
+status=0
+mpiexec -n 2 $minigpt $tiny $zero3 --resume "$dir/ckpt.step000002" \
         --save "$dir/ckpt" --fail-shard-write 1 > /dev/null \
-        2> "$dir/drill.err"; then
-    echo "12-shards.sh: the drill's save did not fail" >&2; exit 1
+        2> "$dir/drill.err" || status=$?
+if [ $status -ne 2 ] || ! grep -q '^minigpt: --save: ' "$dir/drill.err"; then
+    echo "12-shards.sh: the drill's save did not fail as it should" >&2
+    exit 1
 fi
 untouched=$(diff -r "$dir/before" "$dir/ckpt" > /dev/null && echo untouched \
             || echo changed)
