@@ -89,6 +89,19 @@ typedef struct {
     size_t count, room;
 } Spans;
 
+/* `at`, of `count` items of `size` bytes in room for *room, with room for
+   one more. */
+static void *room_for_one(void *at, size_t count, size_t *room, size_t size)
+{
+    if (count < *room)
+        return at;
+    *room = *room ? 2 * *room : 64;
+    void *more = realloc(at, *room * size);
+    if (more == NULL)
+        abort();
+    return more;
+}
+
 static void spans_add(Spans *s, size_t whole, size_t local, size_t count)
 {
     Span *last = s->count > 0 ? &s->at[s->count - 1] : NULL;
@@ -97,13 +110,7 @@ static void spans_add(Spans *s, size_t whole, size_t local, size_t count)
         last->count += count;
         return;
     }
-    if (s->count == s->room) {
-        s->room = s->room ? 2 * s->room : 64;
-        Span *more = realloc(s->at, s->room * sizeof *more);
-        if (more == NULL)
-            abort();
-        s->at = more;
-    }
+    s->at = room_for_one(s->at, s->count, &s->room, sizeof *s->at);
     s->at[s->count++] = (Span){ whole, local, count };
 }
 
@@ -214,13 +221,7 @@ typedef struct {
 static void pieces_add(Pieces *p, size_t whole, size_t count, real *w,
                        real *mo, real *v)
 {
-    if (p->count == p->room) {
-        p->room = p->room ? 2 * p->room : 64;
-        Piece *more = realloc(p->at, p->room * sizeof *more);
-        if (more == NULL)
-            abort();
-        p->at = more;
-    }
+    p->at = room_for_one(p->at, p->count, &p->room, sizeof *p->at);
     p->at[p->count++] = (Piece){ whole, count, { w, mo, v } };
 }
 
@@ -344,16 +345,6 @@ static int sync_path(const char *path)
     return ok ? 0 : -1;
 }
 
-static void parent_of(const char *path, char *dir, size_t size)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        snprintf(dir, size, ".");
-    else                                     /* "/ckpt" is in "/" */
-        snprintf(dir, size, "%.*s", (int)(slash - path) + (slash == path),
-                 path);
-}
-
 /* Remove a directory of plain files; 0 when it is gone. */
 int remove_checkpoint(const char *path)
 {
@@ -469,7 +460,7 @@ static int publish(const ShardedSave *save, const Settings *set,
                    char *why, size_t why_size)
 {
     char parent[4096];
-    parent_of(save->path, parent, sizeof parent);
+    split_path(save->path, parent, sizeof parent);
     if (write_manifest(save, set, sizes, hashes) != 0
         || sync_path(save->directory) != 0) {
         snprintf(why, why_size, "could not write %s/manifest (disk full?); "
