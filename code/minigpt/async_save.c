@@ -9,68 +9,53 @@
 
 typedef struct Checkpointer {
     pthread_t thread;
-    int writing;              /* a write is in flight on the thread     */
-    int writes;               /* this rank writes a part of the state   */
-    Model copy;               /* the host copy: weights and moments     */
-    int copied;               /* ... allocated                          */
-    TrainingState state;      /* the step and data the copy goes with   */
-    const char *path;         /* --save                                 */
-    int status;               /* the write's outcome: 0, or -1 with why */
+    int writing;              /* a write is in flight on the thread      */
+    MPI_Comm comm;            /* the writers' own copy of the world      */
+    Settings settings;        /* the run's, with comm for its world      */
+    ShardedSave save;         /* the write: its copy of this rank's shard */
+    int status;               /* its outcome: 0, or -1 with why          */
     char why[1024];
-    double *stall;            /* (most) seconds each save held training */
+    double *stall;            /* (most) seconds each save held training  */
     int saves, most;
 } Checkpointer;
-static int copy_for_writing(Settings *set, Checkpointer *c, char *why,
-                            size_t why_size)
-{
-    DataParallel *dp = &set->parallel;
-    if (!c->copied && model_init(&c->copy, dp->model->whole, 1,
-                                 HOLDS_WEIGHTS | HOLDS_MOMENTS) != 0) {
-        snprintf(why, why_size, "no memory for the copy of the state");
-        return -1;
-    }
-    c->copied = 1;
-    collect_whole_state(dp, STATE_WEIGHTS, c->copy.params_memory);
-    collect_whole_state(dp, STATE_FIRST_MOMENT, c->copy.m_memory);
-    collect_whole_state(dp, STATE_SECOND_MOMENT, c->copy.v_memory);
-    c->writes = set->rank == 0;
-    return 0;
-}
-
 static void *write_in_background(void *writer)
 {
     Checkpointer *c = writer;
-    c->status = checkpoint_save(c->path, &c->copy, &c->state, c->why,
-                                sizeof c->why);
+    Settings *set = &c->settings;
+    int failed = sharded_save_write(&c->save, set->rank,
+                                    set->fail_shard == set->rank, c->why,
+                                    sizeof c->why) != 0;
+    c->status = sharded_save_finish(set, &c->save, failed, c->why,
+                                    sizeof c->why);
     return NULL;
 }
-static int start_write(Settings *set, Checkpointer *c,
-                       const TrainingState *s, char *why, size_t why_size)
-{
-    if (copy_for_writing(set, c, why, why_size) != 0)
-        return -1;
-    c->state = *s;
-    if (!c->writes)                          /* nothing of it on this rank */
-        return 0;
-    if (pthread_create(&c->thread, NULL, write_in_background, c) != 0) {
-        snprintf(why, why_size, "cannot start the writer's thread");
-        return -1;
-    }
-    c->writing = 1;
-    return 0;
-}
-
 /* Wait for the write in flight, if there is one; 0, or -1 with why. */
 static int finish_write(Checkpointer *c, char *why, size_t why_size)
 {
-    if (!c->writing)
-        return 0;
-    pthread_join(c->thread, NULL);
-    c->writing = 0;
+    if (c->writing) {
+        pthread_join(c->thread, NULL);
+        c->writing = 0;
+    }
     if (c->status != 0)
         snprintf(why, why_size, "the checkpoint of step %llu: %s",
-                 (unsigned long long)c->state.step, c->why);
+                 (unsigned long long)c->save.step, c->why);
     return c->status;
+}
+
+static int start_write(Settings *set, Checkpointer *c,
+                       const TrainingState *s, char *why, size_t why_size)
+{
+    if (sharded_save_begin(set, set->save, s, &c->save, why, why_size) != 0)
+        return -1;                          /* on every rank, with why */
+    c->settings = *set;
+    c->settings.mesh.world = c->comm;        /* the writers' collectives */
+    c->writing = 1;
+    if (pthread_create(&c->thread, NULL, write_in_background, c) != 0) {
+        write_in_background(c);                  /* here, then, in turn */
+        c->writing = 0;
+        return finish_write(c, why, why_size);
+    }
+    return 0;
 }
 static Checkpointer *checkpointer_of(Settings *set)
 {
@@ -80,7 +65,8 @@ static Checkpointer *checkpointer_of(Settings *set)
             c->most = set->steps / (set->save_every > 0 ? set->save_every
                                                         : set->steps + 1) + 2;
             c->stall = malloc(sizeof(double) * (size_t)c->most);
-            c->path = set->save;
+            if (set->async_save)
+                MPI_Comm_dup(set->mesh.world, &c->comm);
         }
         if (c == NULL || c->stall == NULL)
             abort();
@@ -115,8 +101,8 @@ static void checkpoints_end(Settings *set, Checkpointer *c, char *why,
     set->checkpoint_stall_s = between == 0 ? set->checkpoint_final_s
         : between % 2 ? c->stall[between / 2]
         : (c->stall[between / 2 - 1] + c->stall[between / 2]) / 2;
-    if (c->copied)
-        model_free(&c->copy);
+    if (set->async_save)
+        MPI_Comm_free(&c->comm);
     free(c->stall);
     free(c);
     set->checkpointer = NULL;
@@ -135,7 +121,7 @@ int checkpoint_now(Settings *set, const TrainingState *s, int last,
     record_stall(c, seconds_now() - started);
     if (last || agreed != 0)             /* the run ends here: report, free */
         checkpoints_end(set, c, why, why_size);
-    return status;
+    return set->rank == 0 ? status : 0;            /* rank 0 says why */
 }
 void fault_drill(const Settings *set, int step)
 {
