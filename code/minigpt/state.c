@@ -349,13 +349,16 @@ static int keep_checkpoint(const char *path, uint64_t step, int keep,
     free(steps);
     return 0;
 }
-/* 0 on success on rank 0; the other ranks take part and return 0. Then
-   the copies that --keep-checkpoints keeps. */
+/* Every rank writes its shard; then rank 0 keeps the copies that
+   --keep-checkpoints asks for. Rank 0 returns the outcome, which every
+   rank agreed on, and the others 0, so that one line says why. */
 int save_checkpoint(Settings *set, const TrainingState *s, char *why,
                     size_t why_size)
 {
     int status = checkpoint_save_sharded(set, set->save, s, why, why_size);
-    if (status == 0 && set->rank == 0 && set->keep > 0)
+    if (set->rank != 0)
+        return 0;
+    if (status == 0 && set->keep > 0)
         status = keep_checkpoint(set->save, s->step, set->keep, why,
                                  why_size);
     return status;
