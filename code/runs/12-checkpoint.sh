@@ -25,6 +25,8 @@ $fleet checkpoint $run --latex Ckpt \
     --output "$numbers/12-checkpoint-fleet.tex"
 $fleet checkpoint $model --write-gbs 200 --latex CkptSlow \
     --output "$numbers/12-checkpoint-slow.tex"
+$fleet checkpoint $model --write-gbs 200 --csv \
+    --output "$data/12-checkpoint-slow.csv"
 $fleet checkpoint $run --gpus 1024 --latex CkptSmall \
     --output "$numbers/12-checkpoint-small.tex"
 runs=400
@@ -34,7 +36,7 @@ for k in -6 -5 -4 -3 -2 -1 0 1 2 3 4 5 6; do
     minutes=$(awk -v b="$best" -v k=$k 'BEGIN {
         printf "%.9g", b * 2 ^ (k / 2) / 60 }')
     $fleet checkpoint $run --interval-minutes "$minutes" --simulate $runs \
-        --seed 1 --csv --output "$data/12-interval-one.csv"
+        --seed $((k + 7)) --csv --output "$data/12-interval-one.csv"
     echo "$(field "$data/12-interval-one.csv" interval_s)"\
 ",$(field "$data/12-interval-one.csv" simulated_effective_fraction)"\
 ",$(field "$data/12-interval-one.csv" simulated_standard_error)"\
@@ -76,6 +78,7 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
     "$data/12-checkpoint.csv" > "$data/12-fleet-observed.csv"
 awk -F, -v runs=$runs -v mtbfs="$mtbfs" \
     -v interval="$data/12-interval.csv" -v compute="$data/12-compute.csv" \
+    -v slow="$data/12-checkpoint-slow.csv" \
     "$formats"'
 function macro(name, text) { printf "\\newcommand{\\Ckpt%s}{%s}\n", name, text }
 function sig(x, n,   w) {                 # n significant digits, grouped
@@ -105,7 +108,7 @@ NR == 2 {
 END {
     if (bad) exit 1
     if (!(M > 0 && f > 0 && f < 1)) fail("no run in the report")
-    macro("GpuMtbfHours", sig(M * $c["gpus"] / 3600, 3))
+    macro("GpuMtbfHours", grouped(M * $c["gpus"] / 3600))
     macro("GpuMtbfYears", sig(M * $c["gpus"] / (365.25 * 86400), 2))
     macro("StopsPerDay", sig(86400 / M, 2))
     n = split(mtbfs, h, " "); list = ""
@@ -115,6 +118,14 @@ END {
     macro("WriteOverMtbi", percent(d / M, 2))
     macro("LossPerRestartMinute", percent(60 / M, 3))
     macro("CheckpointLossFraction", percent(wl + rl, 3))
+    rs = $c["restart_loss_fraction"]
+    macro("VerdictLargestLoss", rs > wl + rl \
+        ? "The restarts cost more than the checkpoints do" \
+        : "The checkpoints, writes and rework together, cost more than " \
+          "the restarts do")
+    if (row(slow, sr) != 1) fail("no run at a tenth of the rate")
+    macro("SlowLossRatio", sig((sr[1, "write_loss_fraction"] \
+          + sr[1, "rework_loss_fraction"]) / (wl + rl), 3))
     if (row(compute, cr) != 1) fail("no training time")
     macro("TrainSource", sprintf("(Chapter~\\ref{ch:compute}%ss " \
           "405-billion-parameter model, %s trillion tokens on %s GPUs at " \
@@ -159,8 +170,9 @@ END {
                   percent(se, 1)) \
         : sprintf("At %d of the %d intervals the simulation lies more " \
                   "than three standard errors from the closed form, the " \
-                  "farthest %s at an interval of %s: there the simulated " \
-                  "run and the closed form%ss model part, most likely by " \
+                  "farthest %s standard errors away, at an interval of " \
+                  "%s: there the simulated run and the closed form%ss " \
+                  "model part, most likely by " \
                   "the simulation%ss shorter last interval, which the " \
                   "closed form counts as a fraction of a whole one.", \
                   beyond3, k, sig(far, 2), duration(far_at), "\x27", \
