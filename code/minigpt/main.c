@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw, chapters/98-pipeline-plumbing.nw and chapters/99c-buckets.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"
@@ -89,6 +89,14 @@ int main(int argc, char **argv)
         { "--bucket-mb", OPT_WHOLE, 1e6, "with --dp: all-reduce the gradient in "
           "buckets of at least N MiB, each started when the backward pass has "
           "filled it (0: one all-reduce per tensor)", 0, NULL, 0 },
+        { "--async-save", OPT_SWITCH, 0, "with --save: copy the state into host "
+          "memory at a checkpoint and write it on a thread while training goes on",
+          0, NULL, 0 },
+        { "--fault-at-step", OPT_COUNT, 1e7, "the fault drill: after this step "
+          "(and its checkpoint) rank --fault-rank kills itself with SIGKILL", 0,
+          NULL, 0 },
+        { "--fault-rank", OPT_WHOLE, 1e6, "the rank that --fault-at-step kills", 0,
+          NULL, 0 },
         { "--sample", OPT_COUNT, 1e6, "print this many tokens of the language "
           "and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,
@@ -103,7 +111,9 @@ int main(int argc, char **argv)
     Settings set;
     if (read_settings_once(command, options, rank, ranks, &set) != 0)
         return 2;
-    MPI_Init(NULL, NULL);
+    int threads;          /* --async-save's writer calls MPI from a thread */
+    MPI_Init_thread(NULL, NULL, option_given(options, "--async-save")
+                    ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &threads);
     int world_rank, world_ranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_ranks);
@@ -111,7 +121,13 @@ int main(int argc, char **argv)
         && read_settings_once(command, options, world_rank, world_ranks,
                               &set) != 0)
         status = 2;
-    else
+    if (status == 0 && set.async_save && threads < MPI_THREAD_MULTIPLE) {
+        if (world_rank == 0)
+            complain(command, "--async-save needs an MPI that lets a second "
+                     "thread call it (MPI_THREAD_MULTIPLE); this one does not");
+        status = 2;
+    }
+    if (status == 0)
         status = run(command, options, set);
     MPI_Finalize();
     return status;
