@@ -203,7 +203,8 @@ $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CFLAGS += $(FAST)
 $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CC := $(MPICC)
 
 BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
-        $(B)/bin/matmul-bench $(B)/bin/allreduce $(B)/bin/machine
+        $(B)/bin/matmul-bench $(B)/bin/allreduce $(B)/bin/machine \
+        $(B)/bin/moe
 
 programs: $(BINS) $(B)/bin/minigpt-emulated $(if $(CUDA),$(GPU_BINS))
 
@@ -266,6 +267,17 @@ $(OBJ)/machine/%.o: code/machine/%.c $(OBJ)/cflags
 
 $(B)/bin/machine: $(OBJ)/machine/machine.o $(OBJ)/minigpt/peak.o \
                   $(OBJ)/minigpt/gemm.o $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The expert-parallel layer (Section "An expert-parallel layer"): an MPI
+# program that links the trainer's matrix multiply, layers and random numbers.
+$(OBJ)/moe/%.o: code/moe/%.c $(OBJ)/cflags
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $(FAST) -MMD -MP -c $< -o $@
+
+$(B)/bin/moe: $(OBJ)/moe/moe.o $(OBJ)/minigpt/gemm.o \
+              $(OBJ)/minigpt/layers.o $(OBJ)/minigpt/rng.o $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -421,7 +433,8 @@ gpu-check:
 
 -include $(FLEET_OBJ:.o=.d) $(MINIGPT_OBJ:.o=.d) $(MINIGPT64_OBJ:.o=.d) \
          $(OBJ)/minigpt/bench.d $(wildcard $(OBJ)/comm/*.d) \
-         $(wildcard $(OBJ)/machine/*.d) $(wildcard $(OBJ)/cuda/*.d)
+         $(wildcard $(OBJ)/machine/*.d) $(wildcard $(OBJ)/cuda/*.d) \
+         $(wildcard $(OBJ)/moe/*.d)
 
 # --------------------------------------------------------------- machine ----
 # The machine is measured once per build, before any chapter's run, into one
@@ -447,7 +460,7 @@ runs: $(RUN_STAMPS)
 # A script waits only for the programs it names, so that changing the planner
 # does not re-run the trainer's measurements.
 programs_for = $(addprefix $(B)/bin/,$(sort $(shell grep -owE \
-                 'fleet|minigpt|minigpt-fp64|allreduce|matmul-bench' $(1))))
+                 'fleet|minigpt|minigpt-fp64|allreduce|matmul-bench|moe' $(1))))
 # ... and for the machine's figures, if it reads them.
 machine_for = $(if $(shell grep -l 'machine\.json' $(1)),$(B)/machine.json)
 # ... and for its chapter's run, if it reuses that run's output.
