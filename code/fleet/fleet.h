@@ -1,4 +1,4 @@
-/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/05-layout.nw, chapters/11d-hierarchical.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw, chapters/92-measuring.nw, chapters/99d-hierarchical.nw and chapters/99e-predict-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/05-layout.nw, chapters/11d-hierarchical.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw, chapters/92-measuring.nw, chapters/99d-hierarchical.nw, chapters/99e-predict-plumbing.nw and chapters/99h-reliability-plumbing.nw; edit the chapters, not this file. */
 #ifndef FLEET_H
 #define FLEET_H
 
@@ -339,4 +339,5 @@ const Gpu *machine_part(const char *command, const char *path);
 int allreduce_main(int argc, char **argv);
 /* fleet layout --machine FILE ...: minigpt's step on this machine. */
 int layout_on_machine(int argc, char **argv);
+int checkpoint_main(int argc, char **argv);
 #endif

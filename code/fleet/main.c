@@ -1,4 +1,4 @@
-/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw and chapters/99d-hierarchical.nw; edit the chapters, not this file. */
+/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw, chapters/99d-hierarchical.nw and chapters/99h-reliability-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +19,8 @@ static const struct {
     { "layout", layout_main, "every layout of a model on a fleet, ranked" },
     { "allreduce", allreduce_main,
       "one all-reduce, flat ring against hierarchical" },
+    { "checkpoint", checkpoint_main,
+      "interruptions, checkpoint interval, effective time and wall clock" },
 };
 
 enum { SUBCOMMANDS = sizeof subcommands / sizeof subcommands[0] };
