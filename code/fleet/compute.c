@@ -17,7 +17,7 @@ static double fleet_flops_per_second(const TrainingTime *t, double gpus)
     return gpus * t->gpu->peak_flops * t->mfu;                 /* 4.05e17 */
 }
 
-static void derive_training_time(TrainingTime *t)
+void derive_training_time(TrainingTime *t)
 {
     count_training_flops(t);
     t->flops_per_second = fleet_flops_per_second(t, t->gpus);

@@ -1,4 +1,4 @@
-/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/05-layout.nw, chapters/11d-hierarchical.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw, chapters/92-measuring.nw, chapters/99d-hierarchical.nw, chapters/99e-predict-plumbing.nw and chapters/99h-reliability-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/05-layout.nw, chapters/11d-hierarchical.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw, chapters/92-measuring.nw, chapters/99d-hierarchical.nw, chapters/99e-predict-plumbing.nw, chapters/99h-reliability-plumbing.nw and chapters/99k-experts-plumbing.nw; edit the chapters, not this file. */
 #ifndef FLEET_H
 #define FLEET_H
 
@@ -257,6 +257,8 @@ double ceil_count(double x);
 void derive_memory_floor(MemoryFloor *m);
 int memory_main(int argc, char **argv);
 int compute_main(int argc, char **argv);
+/* Fill in the FLOPs, seconds and GPU-hours of t from its given fields. */
+void derive_training_time(TrainingTime *t);
 /* Bytes each of n ranks sends in a ring collective on a buffer of `bytes`. */
 double ring_bytes_sent(Collective c, double bytes, double n);
 /* Steps of the ring: 2(n - 1) for an all-reduce, n - 1 for its halves. */
@@ -340,4 +342,5 @@ int allreduce_main(int argc, char **argv);
 /* fleet layout --machine FILE ...: minigpt's step on this machine. */
 int layout_on_machine(int argc, char **argv);
 int checkpoint_main(int argc, char **argv);
+int moe_main(int argc, char **argv);
 #endif

@@ -1,4 +1,4 @@
-/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw, chapters/99d-hierarchical.nw and chapters/99h-reliability-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/01-memory-floor.nw, chapters/02-compute-and-fleet.nw, chapters/03-step.nw, chapters/04-activations.nw, chapters/90-plumbing.nw, chapters/91-planner-subcommands.nw, chapters/99d-hierarchical.nw, chapters/99h-reliability-plumbing.nw and chapters/99k-experts-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +21,8 @@ static const struct {
       "one all-reduce, flat ring against hierarchical" },
     { "checkpoint", checkpoint_main,
       "interruptions, checkpoint interval, effective time and wall clock" },
+    { "moe", moe_main,
+      "a mixture of experts: memory, compute and the all-to-all" },
 };
 
 enum { SUBCOMMANDS = sizeof subcommands / sizeof subcommands[0] };
