@@ -105,19 +105,19 @@ quote_lines "$out/12-ex2.txt" '[Yy]oung|[Dd]aly'
 
 # ---------------------------------------------------------------- 12.3 -----
 # What a restart costs: Llama 3's fleet and count, the 405B checkpoint at
-# 2 TB/s, restarts of 0, 5, 10 and 30 minutes. The restart multiplies the
+# 2 TB/s, restarts of 1, 5, 10 and 30 minutes. The restart multiplies the
 # expected time of every interval by e^(R/M), so the restart that keeps a
-# target fraction f is M ln(f0 / f), f0 the fraction with no restart; the
-# planner is run again at it.
-for r in 0:None 5:Five 10:Ten 30:Thirty; do
+# target fraction f is R + M ln(f_R / f) for a run of restart R that keeps
+# f_R; the planner is run again at it.
+for r in 1:One 5:Five 10:Ten 30:Thirty; do
     checkpoint "SolTwelveC${r#*:}" "12-ex3-${r%%:*}" $llama $ckpt405 \
         --restart-minutes ${r%%:*}
 done
-f0=$(at 12-ex3-0 effective_fraction) mtbi=$(at 12-ex3-0 fleet_mtbi_s)
-keep=$(calc %.10g "$mtbi * log($f0 / 0.95) / 60")
+f10=$(at 12-ex3-10 effective_fraction) mtbi=$(at 12-ex3-10 fleet_mtbi_s)
+keep=$(calc %.10g "10 + $mtbi * log($f10 / 0.95) / 60")
 checkpoint SolTwelveCKeep 12-ex3-keep $llama $ckpt405 --restart-minutes "$keep"
 {
-    for r in 0:None 5:Five 10:Ten 30:Thirty; do
+    for r in 1:One 5:Five 10:Ten 30:Thirty; do
         f=12-ex3-${r%%:*} n=SolTwelveC${r#*:}
         macro "${n}Daly" "$(duration "$(at $f daly_interval_s)")"
         macro "${n}Effective" "$(percent "$(at $f effective_fraction)")"
@@ -181,19 +181,20 @@ quote_lines "$out/12-ex5.txt" '[Ss]imulat|effective'
 # ---------------------------------------------------------------- 12.6 -----
 # How large a fleet: one GPU's rate from Llama 3's count, the 405B
 # checkpoint at 2 TB/s; the effective fraction at Daly's interval on four
-# fleets, and by bisection (twenty halvings, whole GPUs) the fleet at
+# fleets, and by bisection (whole GPUs) the fleet at
 # which it falls to 90 %, with restarts of 10 and 2 minutes.
 gpu_hours=$(calc %.10g "$(at 12-ex1-llama gpu_mtbf_s) / 3600")
 ex6="--mtbf-hours $gpu_hours $ckpt405"
 # largest RESTART: the largest fleet that spends at least 90 % training.
+# The fleet of 2^20 GPUs is far below 90 %; halvings until the two ends
+# are one GPU apart.
 largest() {
-    low=1 high=10000000
-    for i in $(seq 24); do
+    low=1 high=1048576
+    while [ $((high - low)) -gt 1 ]; do
         mid=$(( (low + high) / 2 ))
-        if awk "BEGIN { exit !($(value effective_fraction $ex6 --gpus $mid \
-                --restart-minutes $1) >= 0.9) }"
+        f=$(value effective_fraction $ex6 --gpus $mid --restart-minutes $1)
+        if awk "BEGIN { exit !($f >= 0.9) }"
         then low=$mid; else high=$mid; fi
-        [ $((high - low)) -le 1 ] && break
     done
     echo $low
 }

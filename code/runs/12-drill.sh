@@ -6,11 +6,16 @@ numbers="$1/numbers"
 formats=$(cat code/common/formats.awk)
 gpus=16384 interruptions=419 window_days=54     # Llama 3's 54 days
 params=405e9 write_gbs=2000 restart_minutes=10  # the drill's run
-# The failure-free time: 6ND FLOPs for Llama 3's 15.6T tokens at 40 % MFU.
-days=$($fleet compute --params $params --tokens 15.6T --gpus $gpus \
-           --mfu 0.4 --json | awk -F'[:,]' '{ gsub(/ /, "", $1) }
-                                         $1 == "\"days\"" { print $2 + 0 }')
-run="--params $params --write-gbs $write_gbs --train-days $days"
+# What a restart reads back: mixed precision's fp32 weights and moments.
+bytes=$($fleet memory --precisions --csv |
+        awk -F, '$1 == "mixed" { print $5 + $7 }')
+# The failure-free time: Llama 3's FLOPs for its tokens at 40 % MFU.
+days=$($fleet compute --params $params --tokens 15.6e12 --gpus $gpus \
+           --layers 126 --hidden 16384 --seq 8192 --json |
+       awk -F'[:,]' '{ gsub(/ /, "", $1) }
+                     $1 == "\"days\"" { print $2 + 0 }')
+run="--params $params --bytes-per-param $bytes --write-gbs $write_gbs
+     --train-days $days"
 observed="--gpus $gpus --interruptions $interruptions \
           --window-days $window_days"
 
@@ -36,8 +41,9 @@ awk -v mtbi="$mtbi" -v gpus=$gpus -v interruptions=$interruptions \
     -v daly="$(field daly_interval_s $observed $run $R)" \
     -v effective="$(field effective_fraction $observed $run $R)" \
     -v wall="$(field wall_clock_s $observed $run $R)" \
-    -v no_restart="$(field effective_fraction $observed $run \
-                        --restart-minutes 0)" \
+    -v writes="$(field write_loss_fraction $observed $run $R)" \
+    -v rework="$(field rework_loss_fraction $observed $run $R)" \
+    -v restarts="$(field restart_loss_fraction $observed $run $R)" \
     -v hourly="$(field effective_fraction $observed $run $R \
                     --interval-minutes 60)" \
     -v big_mtbi="$(field fleet_mtbi_s $big $R)" \
@@ -62,10 +68,9 @@ awk -v mtbi="$mtbi" -v gpus=$gpus -v interruptions=$interruptions \
         macro("Young", duration(young))
         macro("Daly", duration(daly))
         macro("Restart", duration(restart))
-        macro("RestartShare", percent(restart / mtbi))
         macro("Effective", percent(effective))
-        macro("WriteAndLost", percent(1 - no_restart))
-        macro("RestartLoss", percent(no_restart - effective))
+        macro("WriteAndLost", percent(writes + rework))
+        macro("RestartLoss", percent(restarts))
         macro("HourlyEffective", percent(hourly))
         macro("HourlyLoss", percent(effective - hourly))
         macro("TrainDays", sprintf("%.3g", days))
