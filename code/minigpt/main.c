@@ -55,6 +55,9 @@ int main(int argc, char **argv)
           "as PATH.step000100 and so on beside --save PATH", 0, NULL, 0 },
         { "--allow-schedule-change", OPT_SWITCH, 0, "let --resume go on under "
           "another --steps or --lr", 0, NULL, 0 },
+        { "--fail-shard-write", OPT_WHOLE, 1e6, "a drill: this rank fails to write "
+          "its shard at every save, which must leave the previous checkpoint as it "
+          "was", 0, NULL, 0 },
         { "--tp", OPT_COUNT, 4096, "tensor-parallel ranks, the mesh's innermost "
           "axis", 1, NULL, 0 },
         { "--pp", OPT_COUNT, 4096, "pipeline stages, the mesh's middle axis", 1,
@@ -137,7 +140,7 @@ static int run_on_mesh(const char *command, Option *options, Settings set)
     int rank = set.rank, status = 0;
     if (rank == 0
         && (check_state_paths(command, options) != 0
-            || check_writable(command, "--save", set.save) != 0
+            || check_checkpoint_path(command, "--save", set.save) != 0
             || check_writable(command, "--log", set.log) != 0
             || check_writable(command, "--profile", set.profile) != 0
             || check_writable(command, "--trace", set.trace) != 0

@@ -307,11 +307,11 @@ typedef struct {
     AdamW optimizer;         /* the peak rate and Adam's constants   */
 } TrainingState;
 
-/* 0 on success; otherwise a one-line reason in `why`. */
-int checkpoint_save(const char *path, const Model *m, const TrainingState *s,
-                    char *why, size_t why_size);
-int checkpoint_load(const char *path, Model *m, TrainingState *s,
-                    char *why, size_t why_size);
+/* Every shard of the checkpoint at `path` into a model that holds the
+   whole state, and the run's state into *s; 0, or -1 with a one-line
+   reason in `why`. */
+int checkpoint_load_whole(const char *path, Model *whole, TrainingState *s,
+                          char *why, size_t why_size);
 /* FLOP/s of one core doing nothing but fused multiply-adds. */
 double measure_peak_flops(double seconds);
 /* The processor's name, as /proc/cpuinfo gives it. */
@@ -471,12 +471,6 @@ extern const ShardingStrategy zero_stages[3];     /* stages 1, 2 and 3 */
 void count_model_state(DataParallel *dp);
 /* Every rank's bytes held and the most sent, to rank 0. */
 void data_parallel_account(DataParallel *dp);
-/* A checkpoint of the whole state, which rank 0 writes. */
-int data_parallel_save(DataParallel *dp, const char *path,
-                       const TrainingState *s, char *why, size_t why_size);
-/* Read a checkpoint on every rank and keep this rank's part of it. */
-int data_parallel_load(DataParallel *dp, const char *path, TrainingState *s,
-                       char *why, size_t why_size);
 typedef struct TensorParallel {
     MPI_Comm comm;            /* the ranks that split each block          */
     int ways, rank;           /* t, and this rank's place among them      */

@@ -320,8 +320,7 @@ double pipeline_loss(Model *m, const int *inputs, const int *targets,
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, s->comm);
     return loss;
 }
-static void stage_placement(const Model *m, RunVisitor visit,
-                            void *context)
+void stage_placement(const Model *m, RunVisitor visit, void *context)
 {
     const PipelineStage *s = m->pp;
     size_t whole[PARAM_TENSORS], whole_at = 0, local_at = 0;

@@ -70,6 +70,8 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
         set->keep = option_given(o, "--keep-checkpoints")
                   ? (int)option_number(o, "--keep-checkpoints") : 0;
         set->allow_schedule_change = option_given(o, "--allow-schedule-change");
+        set->fail_shard = option_given(o, "--fail-shard-write")
+                        ? (int)option_number(o, "--fail-shard-write") : -1;
         int checks = option_given(o, "--gradcheck") || option_given(o, "--verify")
                   || option_given(o, "--sample");
         if (set->dump != NULL && checks) {
@@ -98,6 +100,11 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
         }
         if (set->allow_schedule_change && set->resume == NULL) {
             complain(command, "--allow-schedule-change is for --resume; give both");
+            return 2;
+        }
+        if (set->fail_shard >= 0 && (set->save == NULL || set->fail_shard >= ranks)) {
+            complain(command, "--fail-shard-write %d needs --save and a rank below "
+                     "%d", set->fail_shard, ranks);
             return 2;
         }
         int tp = (int)option_number(o, "--tp"), pp = (int)option_number(o, "--pp");

@@ -52,14 +52,9 @@ int check_state_paths(const char *command, Option *o)
         const char *path = option_text(o, flag[i]);
         if (path == NULL || stat(path, &st) != 0)
             continue;
-        if (S_ISDIR(st.st_mode)) {
+        if (i > 0 && S_ISDIR(st.st_mode)) {  /* --save's is a directory */
             complain(command, "%s: %s is a directory; give a file name",
                      flag[i], path);
-            return 2;
-        }
-        if (i == 0 && !S_ISREG(st.st_mode)) {
-            complain(command, "--save: %s is not a regular file, and a "
-                     "checkpoint is renamed over what is there", path);
             return 2;
         }
     }
@@ -276,6 +271,27 @@ static int copy_file(const char *from, const char *to)
     return ok ? 0 : -1;
 }
 
+/* The directory `to` with a hard link to (or a copy of) each file of the
+   checkpoint `from`; 0 on success, and nothing of it left on failure. */
+static int link_checkpoint(const char *from, const char *to)
+{
+    DIR *d = opendir(from);
+    int ok = d != NULL && mkdir(to, 0777) == 0;
+    char a[8192], b[8192];
+    for (struct dirent *e; ok && (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(a, sizeof a, "%s/%s", from, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", to, e->d_name);
+        ok = link(a, b) == 0 || copy_file(a, b) == 0;
+    }
+    if (d != NULL)
+        closedir(d);
+    if (!ok)
+        remove_checkpoint(to);
+    return ok ? 0 : -1;
+}
+
 static int newest_first(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -290,8 +306,8 @@ static int keep_checkpoint(const char *path, uint64_t step, int keep,
     char name[4200], dir[4096];
     snprintf(name, sizeof name, "%s.step%06llu", path,
              (unsigned long long)step);
-    remove(name);                      /* a name an earlier run left */
-    if (link(path, name) != 0 && copy_file(path, name) != 0) {
+    remove_checkpoint(name);           /* a name an earlier run left */
+    if (link_checkpoint(path, name) != 0) {
         snprintf(why, why_size, "could not keep a copy of it as %.512s",
                  name);
         return -1;
@@ -328,19 +344,21 @@ static int keep_checkpoint(const char *path, uint64_t step, int keep,
     for (size_t i = (size_t)keep; i < count; i++) {
         snprintf(name, sizeof name, "%s.step%06llu", path,
                  (unsigned long long)steps[i]);
-        remove(name);
+        remove_checkpoint(name);
     }
     free(steps);
     return 0;
 }
-/* 0 on success on rank 0; the other ranks take part and return 0. Then
-   the copies that --keep-checkpoints keeps. */
+/* Every rank writes its shard; then rank 0 keeps the copies that
+   --keep-checkpoints asks for. Rank 0 returns the outcome, which every
+   rank agreed on, and the others 0, so that one line says why. */
 int save_checkpoint(Settings *set, const TrainingState *s, char *why,
                     size_t why_size)
 {
-    int status = data_parallel_save(&set->parallel, set->save, s, why,
-                                    why_size);
-    if (status == 0 && set->rank == 0 && set->keep > 0)
+    int status = checkpoint_save_sharded(set, set->save, s, why, why_size);
+    if (set->rank != 0)
+        return 0;
+    if (status == 0 && set->keep > 0)
         status = keep_checkpoint(set->save, s->step, set->keep, why,
                                  why_size);
     return status;
@@ -349,8 +367,7 @@ int save_checkpoint(Settings *set, const TrainingState *s, char *why,
 int load_checkpoint(Settings *set, TrainingState *s, char *why,
                     size_t why_size)
 {
-    return data_parallel_load(&set->parallel, set->resume, s, why,
-                              why_size);
+    return checkpoint_load_sharded(set, set->resume, s, why, why_size);
 }
 TrainingState fresh_state(const Settings *set)
 {

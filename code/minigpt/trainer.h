@@ -1,4 +1,4 @@
-/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99f-measured-plumbing.nw and chapters/99i-shards-plumbing.nw; edit the chapters, not this file. */
 #ifndef TRAINER_H
 #define TRAINER_H
 
@@ -18,6 +18,7 @@ typedef struct {
     const char *dump;          /* --dump DIR, or NULL                  */
     int keep;                  /* --keep-checkpoints, or 0             */
     int allow_schedule_change; /* --allow-schedule-change              */
+    int fail_shard;            /* --fail-shard-write RANK, or -1       */
     Mesh mesh;
     DataParallel parallel;
     TensorParallel split;     /* --tp; its group is filled in by the mesh */
@@ -122,4 +123,51 @@ void step_breakdown(double part[BREAKDOWN_PARTS], double step,
 /* s->breakdown: the mean of each part over the timed steps, then over the
    ranks of world (every rank calls it). */
 void average_breakdown(RunSummary *s, MPI_Comm world);
+typedef struct {              /* a rank's shard, as its file holds it  */
+    unsigned char *bytes;     /* (size) header, runs, numbers, FNV-1a  */
+    size_t size;
+    uint64_t hash;            /* FNV-1a of all of bytes: the manifest's */
+} ShardImage;
+
+typedef struct {              /* a save under way                      */
+    char path[4096];          /* the checkpoint, a directory           */
+    char directory[4200];     /* where its shards go until the rename  */
+    uint64_t step;
+    ShardImage image;         /* this rank's shard, in memory          */
+    int began, written;
+} ShardedSave;
+
+/* The three steps of a save. Begin, on every rank: the temporary
+   directory, and this rank's shard copied into memory; 0, or -1 on every
+   rank with the reason in why. */
+int sharded_save_begin(Settings *set, const char *path,
+                       const TrainingState *s, ShardedSave *save,
+                       char *why, size_t why_size);
+/* Write the shard to its file and sync it (no MPI: any thread may);
+   `fail` makes it fail, for the drill; 0 or -1. */
+int sharded_save_write(ShardedSave *save, int rank, int fail, char *why,
+                       size_t why_size);
+/* On every rank, with `failed` this rank's outcome of the write: agree,
+   then rank 0 writes the manifest and renames the directory into place;
+   0, or -1 on every rank, with nothing of this save left behind. */
+int sharded_save_finish(Settings *set, ShardedSave *save, int failed,
+                        char *why, size_t why_size);
+/* The three in a row. */
+int checkpoint_save_sharded(Settings *set, const char *path,
+                            const TrainingState *s, char *why,
+                            size_t why_size);
+/* Every rank reads the pieces it keeps, whatever layout wrote them; 0, or
+   -1 on every rank with the same one-line reason. */
+int checkpoint_load_sharded(Settings *set, const char *path,
+                            TrainingState *s, char *why, size_t why_size);
+/* This rank's shard, as its file will hold it. */
+int shard_image(Settings *set, const TrainingState *s, ShardImage *image);
+void shard_image_free(ShardImage *image);
+/* Remove a checkpoint's directory; 0 when it is gone. */
+int remove_checkpoint(const char *path);
+/* 0 if path can take a checkpoint, 2 after one line. */
+int check_checkpoint_path(const char *command, const char *flag,
+                          const char *path);
+/* The runs a pipeline stage's flat array shares with the whole model's. */
+void stage_placement(const Model *m, RunVisitor visit, void *context);
 #endif

@@ -119,7 +119,8 @@ int verify(Model *m, const Language *lang, Settings *set,
     char why[1024];
     if (set->resume == NULL)
         model_init_weights(&ref, ref.params_memory, set->seed);
-    else if (checkpoint_load(set->resume, &ref, &start, why, sizeof why) != 0)
+    else if (checkpoint_load_whole(set->resume, &ref, &start, why,
+                                   sizeof why) != 0)
         abort();                        /* the configuration has just read it */
     int step = (int)start.step + 1;
     collect_state(set, STATE_WEIGHTS, got);

@@ -20,7 +20,8 @@ our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
                  same_files different_files files_in exercise_items refused
                  refused_no_output verify_ok solution_sources_ok
                  exercise_file_ok answers_not_given_away solutions_pdf_ok
-                 write_file lab_documented mpiexec_stand_in at_path);
+                 write_file lab_documented mpiexec_stand_in at_path
+                 same_checkpoints different_checkpoints);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -509,5 +510,30 @@ sub lab_documented {
                      "$a{target} is phony");
     return $readme;
 }
+
+# Two checkpoints (directories of a manifest and shards) compared file by
+# file: the same names, and each file the same bytes. Both must hold a
+# manifest, so that two checkpoints no run wrote cannot pass.
+sub compare_checkpoints {
+    my ($want_same, $x, $y, $name) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 2;
+    my @missing = grep { !-f "$_/manifest" } $x, $y;
+    if (@missing) {
+        Test::More::ok(0, $name);
+        Test::More::diag("no checkpoint: @missing");
+        return 0;
+    }
+    my @in_x = files_in($x);
+    my @in_y = files_in($y);
+    my @differ = grep { (slurp("$x/$_") // '') ne (slurp("$y/$_") // '') }
+                 @in_x;
+    my $same = "@in_x" eq "@in_y" && !@differ;
+    my $ok = $want_same ? $same : !$same;
+    Test::More::ok($ok, $name)
+      or Test::More::diag("$x: @in_x; $y: @in_y; differing: @differ");
+    return $ok;
+}
+sub same_checkpoints      { return compare_checkpoints(1, @_) }
+sub different_checkpoints { return compare_checkpoints(0, @_) }
 
 1;
