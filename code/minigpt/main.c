@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw, chapters/98-pipeline-plumbing.nw and chapters/99c-buckets.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"
@@ -11,7 +11,8 @@ int main(int argc, char **argv)
 {
     const char *command = "minigpt";
     int rank = 0, ranks = 1;
-    MPI_Init(NULL, NULL);
+    int threads;          /* --async-save's writer calls MPI from a thread */
+    MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &threads);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     Option options[] = {
@@ -89,6 +90,14 @@ int main(int argc, char **argv)
         { "--bucket-mb", OPT_WHOLE, 1e6, "with --dp: all-reduce the gradient in "
           "buckets of at least N MiB, each started when the backward pass has "
           "filled it (0: one all-reduce per tensor)", 0, NULL, 0 },
+        { "--async-save", OPT_SWITCH, 0, "with --save: copy the state into host "
+          "memory at a checkpoint and write it on a thread while training goes on",
+          0, NULL, 0 },
+        { "--fault-at-step", OPT_COUNT, 1e7, "the fault drill: after this step "
+          "(and its checkpoint) rank --fault-rank kills itself with SIGKILL", 0,
+          NULL, 0 },
+        { "--fault-rank", OPT_WHOLE, 1e6, "the rank that --fault-at-step kills", 0,
+          NULL, 0 },
         { "--sample", OPT_COUNT, 1e6, "print this many tokens of the language "
           "and exit", 0, NULL, 0 },
         OUTPUT_OPTIONS,

@@ -1,4 +1,4 @@
-/* Tangled from chapters/11f-measured.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw and chapters/99f-measured-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/11f-measured.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw, chapters/99f-measured-plumbing.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +215,10 @@ void report_run(Report *r, const Model *m, const Settings *set,
             report_add(r, fields[i].key, FIELD_REAL,
                        s->breakdown[fields[i].part]);
     }
+    report_add(r, "async_save", FIELD_COUNT, set->async_save);
+    report_add(r, "checkpoint_saves", FIELD_COUNT, set->checkpoint_saves);
+    report_add(r, "checkpoint_stall_s", FIELD_REAL, set->checkpoint_stall_s);
+    report_add(r, "checkpoint_final_s", FIELD_REAL, set->checkpoint_final_s);
 }
 static const Field *field_named(const Report *r, const char *key)
 {
@@ -406,6 +410,14 @@ void print_run(FILE *out, const Report *r, const char *cpu,
             duration(F("step_breakdown.optimizer_s")).s,
             duration(F("step_breakdown.other_s")).s,
             duration(F("step_breakdown.step_s")).s);
+    if (F("checkpoint_saves") > 0)
+        fprintf(out, "checkpoints    = %s %s, %s; training stalled %s per "
+                "save\n                 (median), %s at the end\n",
+                grouped(F("checkpoint_saves")).s,
+                plural(F("checkpoint_saves"), "save", "saves"),
+                F("async_save") > 0 ? "written on a thread" : "synchronous",
+                duration(F("checkpoint_stall_s")).s,
+                duration(F("checkpoint_final_s")).s);
 #undef F
 }
 double tally_work(const Tally *t)

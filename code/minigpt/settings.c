@@ -1,4 +1,4 @@
-/* Tangled from chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw and chapters/99c-buckets.nw; edit the chapters, not this file. */
+/* Tangled from chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -288,6 +288,47 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             axis->bucket_bytes = option_number(o, "--bucket-mb") * 1048576.0;
             if (axis->bucket_bytes > 0)
                 axis->strategy = &replicated_in_buckets;
+        }
+        set->async_save = option_given(o, "--async-save");
+        set->fault_step = option_given(o, "--fault-at-step")
+                        ? (int)option_number(o, "--fault-at-step") : 0;
+        set->fault_rank = (int)option_number(o, "--fault-rank");
+        if (set->async_save && set->save == NULL) {
+            complain(command, "--async-save writes the checkpoints of --save; "
+                     "give --save PATH");
+            return 2;
+        }
+        if (set->async_save && set->keep > 0) {
+            complain(command, "--async-save keeps no copies of old checkpoints; "
+                     "drop --keep-checkpoints");
+            return 2;
+        }
+        if (set->async_save && option_given(o, "--device")) {
+            complain(command, "--async-save: a --device cuda run saves no "
+                     "checkpoints");
+            return 2;
+        }
+        if (option_given(o, "--fault-rank") != (set->fault_step > 0)) {
+            complain(command, "--fault-at-step and --fault-rank go together: "
+                     "give both");
+            return 2;
+        }
+        if (set->fault_step > set->steps) {
+            complain(command, "--fault-at-step %d is after the last step, --steps "
+                     "%d", set->fault_step, set->steps);
+            return 2;
+        }
+        if (set->fault_step > 0 && set->fault_rank >= ranks) {
+            complain(command, "--fault-rank %d: the ranks are 0 to %d",
+                     set->fault_rank, ranks - 1);
+            return 2;
+        }
+        int threads;
+        MPI_Query_thread(&threads);
+        if (set->async_save && threads < MPI_THREAD_MULTIPLE) {
+            complain(command, "--async-save needs an MPI that lets a second thread "
+                     "call it (MPI_THREAD_MULTIPLE); this one does not");
+            return 2;
         }
         return 0;
     }

@@ -206,7 +206,7 @@ int train(Model *m, const Language *lang, Settings *set,
         }
         if (set->save != NULL && set->save_every > 0 && !last
             && (step + 1) % set->save_every == 0) {
-            int bad = save_checkpoint(set, &state, why, sizeof why) != 0;
+            int bad = checkpoint_now(set, &state, 0, why, sizeof why) != 0;
             if (bad)
                 complain(command, "--save: %s", why);
             if (ranks_agree(bad ? 2 : 0, set->mesh.world) != 0) {
@@ -214,6 +214,7 @@ int train(Model *m, const Language *lang, Settings *set,
                 break;
             }
         }
+        fault_drill(set, step + 1);                           /* Chapter 12 */
     }
     batch_free(&b);
     s.tally = m->tally;
@@ -231,7 +232,7 @@ int train(Model *m, const Language *lang, Settings *set,
     if (failed)
         return 2;
     int bad = set->save != NULL
-           && save_checkpoint(set, &state, why, sizeof why) != 0;
+           && checkpoint_now(set, &state, 1, why, sizeof why) != 0;
     if (bad)
         complain(command, "--save: %s", why);
     if (ranks_agree(bad ? 2 : 0, set->mesh.world) != 0)

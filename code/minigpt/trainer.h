@@ -1,4 +1,4 @@
-/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99f-measured-plumbing.nw and chapters/99i-shards-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99f-measured-plumbing.nw, chapters/99i-shards-plumbing.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #ifndef TRAINER_H
 #define TRAINER_H
 
@@ -25,6 +25,12 @@ typedef struct {
     int schedule;             /* --schedule, a Schedule                   */
     int chunks;               /* v: --chunks when interleaved, else 1     */
     const char *trace;        /* --trace, or NULL                         */
+    int async_save;              /* --async-save                          */
+    int fault_step, fault_rank;  /* --fault-at-step (0: none), --fault-rank */
+    struct Checkpointer *checkpointer;  /* the saves so far, or NULL      */
+    int checkpoint_saves;        /* what the report says of them          */
+    double checkpoint_stall_s;   /* ... the median stall between steps    */
+    double checkpoint_final_s;   /* ... and the end's save                */
 } Settings;
 /* 0 if the paths of the flags can all be used as asked, 2 after one line. */
 int check_state_paths(const char *command, Option *o);
@@ -170,4 +176,11 @@ int check_checkpoint_path(const char *command, const char *flag,
                           const char *path);
 /* The runs a pipeline stage's flat array shares with the whole model's. */
 void stage_placement(const Model *m, RunVisitor visit, void *context);
+/* Chapter 12: save --save now, or with --async-save start its write on a
+   thread (not when `last`); first wait for the write before it. Records
+   the time the training thread lost; 0, or -1 with why on rank 0. */
+int checkpoint_now(Settings *set, const TrainingState *s, int last,
+                   char *why, size_t why_size);
+/* The fault drill: SIGKILL to this rank if --fault-at-step is `step`. */
+void fault_drill(const Settings *set, int step);
 #endif
