@@ -28,6 +28,13 @@ at() {
     json "$out/$1.json" "$2"
 }
 
+# sci X: a small number as LaTeX writes it, 9.3\times10^{-9}, or 0.
+sci() {
+    awk -v x="$1" 'BEGIN { if (x == 0) { print 0; exit }
+        e = int(log(x) / log(10)); if (x < 10 ^ e) e--
+        printf "\\ensuremath{%.2g\\times10^{%d}}", x / 10 ^ e, e }'
+}
+
 # ---------------------------------------------------------------- 13.1 -----
 # What the experts cost: 100B parameters, 20B active, 16 experts, top-2,
 # 2T tokens on 1,024 GPUs at 40 % MFU. fleet moe splits the parameters
@@ -170,11 +177,11 @@ row() {
             } }' "$out/13-ex6-$1.json"
 }
 {
-    macro SolThirteenFMaxDiff "$(json "$even" max_doutput)"
+    macro SolThirteenFMaxDiff "$(sci "$(json "$even" max_doutput)")"
     macro SolThirteenFExact "$(awk -v d="$(json "$even" max_doutput)" \
         'BEGIN { print d == 0 ? 1 : 0 }')"
-    macro SolThirteenFAtol "$(calc %g "$(json "$even" atol)")"
-    macro SolThirteenFRtol "$(calc %g "$(json "$even" rtol)")"
+    macro SolThirteenFAtol "$(sci "$(json "$even" atol)")"
+    macro SolThirteenFRtol "$(sci "$(json "$even" rtol)")"
     macro SolThirteenFResult "$(json "$even" result)"
     for op in alltoall:Alltoall allreduce:Allreduce; do
         o=${op%%:*} n=SolThirteenF${op#*:}
