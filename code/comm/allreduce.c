@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/11d-hierarchical.nw, chapters/95-parallel-plumbing.nw and chapters/99d-hierarchical.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/11d-hierarchical.nw, chapters/13b-moe-arith.nw, chapters/95-parallel-plumbing.nw, chapters/99d-hierarchical.nw and chapters/99k-experts-plumbing.nw; edit the chapters, not this file. */
 #define _GNU_SOURCE    /* sched_getaffinity, CPU_COUNT, MAP_ANONYMOUS */
 #include <math.h>
 #include <sched.h>
@@ -33,11 +33,37 @@ static int hierarchical_allreduce(float *buf, size_t count, float *scratch,
     return status != MPI_SUCCESS ? status
          : ring_all_gather(buf, count, inside);
 }
-typedef enum { ALLREDUCE, REDUCESCATTER, ALLGATHER, OPERATIONS } Operation;
+/* Every rank sends block d of `send` (n blocks of `block` floats) to rank
+   d, and receives into block s of `received` what rank s sent it: its
+   own block is copied, and the other n - 1 are exchanged in n - 1 steps,
+   at step k with the rank k places ahead (sending) and the rank k places
+   behind (receiving). */
+static int pairwise_alltoall(const float *send, float *received,
+                             size_t block, MPI_Comm comm)
+{
+    int rank, n;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &n);
+    memcpy(received + (size_t)rank * block, send + (size_t)rank * block,
+           block * sizeof(float));
+    for (int k = 1; k < n; k++) {
+        int to = (rank + k) % n, from = (rank - k + n) % n;
+        int status = MPI_Sendrecv(send + (size_t)to * block, (int)block,
+                                  MPI_FLOAT, to, 0,
+                                  received + (size_t)from * block,
+                                  (int)block, MPI_FLOAT, from, 0, comm,
+                                  MPI_STATUS_IGNORE);
+        if (status != MPI_SUCCESS)
+            return status;
+    }
+    return MPI_SUCCESS;
+}
+typedef enum { ALLREDUCE, REDUCESCATTER, ALLGATHER, ALLTOALL,
+               OPERATIONS } Operation;
 typedef enum { RING, LIBRARY, HIERARCHICAL, IMPLEMENTATIONS } Implementation;
 
 static const char *const operation_names[OPERATIONS] = {
-    "allreduce", "reduce_scatter", "all_gather"
+    "allreduce", "reduce_scatter", "all_gather", "alltoall"
 };
 static const char *const impl_names[IMPLEMENTATIONS] = {
     "ring", "mpi", "hierarchical"
@@ -57,11 +83,19 @@ typedef struct {
     MPI_Comm comm;
     int rank, n;
     MPI_Comm inside, across;   /* the hierarchy's groups, where it runs */
+    float *received;           /* the all-to-all's blocks, where it runs */
 } Buffers;
 
 static int run_collective(Operation op, Implementation impl, Buffers *b,
                           size_t count)
 {
+    if (op == ALLTOALL) {             /* count: n blocks of count / n floats */
+        size_t block = count / (size_t)b->n;
+        return impl == RING
+             ? pairwise_alltoall(b->buf, b->received, block, b->comm)
+             : MPI_Alltoall(b->buf, (int)block, MPI_FLOAT, b->received,
+                            (int)block, MPI_FLOAT, b->comm);
+    }
     if (impl == RING)
         return op == ALLREDUCE
                  ? ring_allreduce(b->buf, count, b->scratch, b->comm)
@@ -81,6 +115,53 @@ static int run_collective(Operation op, Implementation impl, Buffers *b,
     return MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, b->buf, b->size,
                           b->offset, MPI_FLOAT, b->comm);
 }
+static const char *impl_name(Operation op, Implementation impl)
+{
+    return op == ALLTOALL && impl == RING ? "pairwise" : impl_names[impl];
+}
+
+/* The all-to-all's size rounded down to whole blocks, one of floats per
+   rank (0: fewer floats than ranks); the others' sizes as they are. */
+static size_t whole_blocks(Operation op, size_t bytes, int n)
+{
+    size_t blocks = sizeof(float) * (size_t)n;
+    return op == ALLTOALL ? bytes / blocks * blocks : bytes;
+}
+
+/* Element j of the block rank `from` sends to rank `to`: a whole number
+   below 2^24, so exact in float32, and distinct for every pair of ranks
+   up to 512 ranks. */
+static float block_value(int from, int to, int n, size_t j)
+{
+    size_t pair = (size_t)from * (size_t)n + (size_t)to;
+    return (float)((pair * 64 + j % 64) % 16777216);
+}
+
+static void fill_alltoall(Buffers *b, size_t count)
+{
+    size_t block = count / (size_t)b->n;
+    for (int to = 0; to < b->n; to++)
+        for (size_t j = 0; j < block; j++) {
+            b->buf[(size_t)to * block + j] = block_value(b->rank, to, b->n, j);
+            b->received[(size_t)to * block + j] = -1.0f;   /* not yet */
+        }
+}
+
+/* Elements of the received blocks that are not what their sender sent
+   this rank, and the largest difference of any. */
+static long alltoall_wrong(const Buffers *b, size_t count, double *largest)
+{
+    size_t block = count / (size_t)b->n;
+    long wrong = 0;
+    for (int from = 0; from < b->n; from++)
+        for (size_t j = 0; j < block; j++) {
+            float got = b->received[(size_t)from * block + j];
+            float want = block_value(from, b->rank, b->n, j);
+            wrong += got != want;
+            *largest = fmax(*largest, fabs((double)got - want));
+        }
+    return wrong;
+}
 /* What element i of the result must be, for this operation. */
 static float expected(Operation op, size_t i, int owner, int n)
 {
@@ -94,6 +175,10 @@ static float expected(Operation op, size_t i, int owner, int n)
 
 static void fill(Operation op, Buffers *b, size_t count)
 {
+    if (op == ALLTOALL) {
+        fill_alltoall(b, count);
+        return;
+    }
     ring_chunks(count, b->n, b->size, b->offset);
     for (size_t i = 0; i < count; i++)
         b->buf[i] = (float)((b->rank + i) % 17);
@@ -104,10 +189,13 @@ static void fill(Operation op, Buffers *b, size_t count)
                 b->buf[i] = -1.0f;
 }
 
-/* Elements that differ from the exact result, counted on this rank. */
+/* Elements that differ from the exact result, counted on this rank, and
+   the largest difference of any. */
 static long count_wrong(Operation op, Implementation impl, const Buffers *b,
-                        size_t count)
+                        size_t count, double *largest)
 {
+    if (op == ALLTOALL)
+        return alltoall_wrong(b, count, largest);
     size_t begin = 0, end = count;
     const float *result = b->buf;
     if (op == REDUCESCATTER) {    /* only the rank's own chunk is defined */
@@ -122,8 +210,10 @@ static long count_wrong(Operation op, Implementation impl, const Buffers *b,
         while (owner + 1 < b->n && (size_t)b->offset[owner + 1] <= i)
             owner++;
         float got = result == b->buf ? b->buf[i] : b->result[i - begin];
-        if (got != expected(op, i, owner, b->n))
+        float want = expected(op, i, owner, b->n);
+        if (got != want)
             wrong++;
+        *largest = fmax(*largest, fabs((double)got - want));
     }
     return wrong;
 }
@@ -137,6 +227,7 @@ typedef struct {
     double fastest, slowest;   /* per call: the fastest and slowest batch */
     int repeats;               /* batches timed                           */
     double faults;             /* page faults per call, the most of a rank */
+    double largest_difference; /* |result - exact|, the most of a rank   */
 } Row;
 
 /* Minor page faults of this process so far: pages the kernel had to map. */
@@ -158,11 +249,14 @@ static Row measure(Operation op, Implementation impl, Buffers *b,
 {
     enum { MOST_REPEATS = 1000 };
     size_t count = bytes / sizeof(float);
-    Row row = { op, impl, bytes, 0, 0, 0, 0, 0, 0, repeats, 0 };
+    Row row = { op, impl, bytes, 0, 0, 0, 0, 0, 0, repeats, 0, 0 };
     fill(op, b, count);
     run_collective(op, impl, b, count);
-    long wrong = count_wrong(op, impl, b, count);
+    double largest = 0;
+    long wrong = count_wrong(op, impl, b, count, &largest);
     MPI_Allreduce(&wrong, &row.wrong, 1, MPI_LONG, MPI_SUM, b->comm);
+    MPI_Allreduce(&largest, &row.largest_difference, 1, MPI_DOUBLE, MPI_MAX,
+                  b->comm);
     for (int i = 0; i < warmup; i++)
         run_collective(op, impl, b, count);
     MPI_Barrier(b->comm);
@@ -269,8 +363,10 @@ typedef struct {
 
 static void print_results(FILE *f, const Row *rows, int count, const Setting *s)
 {
-    fprintf(f, "# %d %s, float32 sum, on a host of %d %s (%d %s there), "
-            "%s\n", s->n, s->n == 1 ? "rank" : "ranks", s->where.cores,
+    fprintf(f, "# %d %s, float32 %s, on a host of %d %s (%d %s there), "
+            "%s\n", s->n, s->n == 1 ? "rank" : "ranks",
+            count > 0 && rows[0].op == ALLTOALL ? "blocks" : "sum",
+            s->where.cores,
             s->where.cores == 1 ? "core" : "cores", s->where.ranks_here,
             s->where.ranks_here == 1 ? "rank" : "ranks",
             s->where.pinned ? "each pinned to one core" : "not pinned");
@@ -303,7 +399,8 @@ static void print_results(FILE *f, const Row *rows, int count, const Setting *s)
                     mpi = &rows[j];
             if (!header++)
                 fprintf(f, "#\n# %-19s %30s %34s\n#%9s %8s %9s %3s %6s %6s"
-                        " %5s %9s %3s %6s %6s %5s\n", operation_names[op], "ring",
+                        " %5s %9s %3s %6s %6s %5s\n", operation_names[op],
+                        impl_name(ring->op, RING),
                         mpi ? impl_names[mpi->impl] : "mpi", "size(B)",
                         "count", "time(us)", "+-%", "algbw", "busbw", "wrong",
                         "time(us)", "+-%", "algbw", "busbw", "wrong");
@@ -315,6 +412,15 @@ static void print_results(FILE *f, const Row *rows, int count, const Setting *s)
                         spread(mpi), mpi->algbw, mpi->busbw, mpi->wrong);
             fputc('\n', f);
         }
+        if (op == ALLTOALL && header > 0)
+            {
+                double largest = 0;
+                for (int i = 0; i < count; i++)
+                    if (rows[i].op == ALLTOALL)
+                        largest = fmax(largest, rows[i].largest_difference);
+                fprintf(f, "# every block checked against what its sender sent: "
+                        "largest difference %s\n", sig(largest, 3).s);
+            }
     }
 }
 static void print_rows(FILE *f, const Row *rows, int count, const Setting *s,
@@ -329,11 +435,11 @@ static void print_rows(FILE *f, const Row *rows, int count, const Setting *s,
         double bw = i == count ? s->touch_bw : s->copy_bw;
         double t = copy_bytes / bw / 1e9;
         Row machine = { OPERATIONS, IMPLEMENTATIONS, copy_bytes, t, bw, bw, 0,
-                        t, t, 1, 0 };
+                        t, t, 1, 0, 0 };
         const Row *r = i < count ? &rows[i] : &machine;
         const char *op = i < count ? operation_names[r->op]
                        : i == count ? "first_touch" : "memcpy";
-        const char *impl = i < count ? impl_names[r->impl] : op;
+        const char *impl = i < count ? impl_name(r->op, r->impl) : op;
         if (json)
             fprintf(f, "  {\"op\": \"%s\", \"impl\": \"%s\", \"size\": %zu, "
                     "\"count\": %zu, \"time_s\": %.9g, \"algbw\": %.6g, "
@@ -418,9 +524,13 @@ static void report_summary(Report *r, const Row *rows, int count,
         report_add(r, "mpi_small_us", FIELD_REAL, 1e6 * mpi_small->seconds);
     }
     long wrong = 0;
-    for (int i = 0; i < count; i++)
+    double difference = 0;
+    for (int i = 0; i < count; i++) {
         wrong += rows[i].wrong;
+        difference = fmax(difference, rows[i].largest_difference);
+    }
     report_add(r, "wrong", FIELD_COUNT, (double)wrong);
+    report_add(r, "largest_difference", FIELD_REAL, difference);
 }
 static int sweep(int rank, int n, Option *options);
 
@@ -435,9 +545,9 @@ int main(int argc, char **argv)
         { "--min-bytes", OPT_COUNT, 1e12, "smallest buffer, bytes", 8, NULL, 0 },
         { "--max-bytes", OPT_COUNT, 1e12, "largest buffer, bytes (clamped to fit "
           "memory)", 268435456, NULL, 0 },
-        { "--op", OPT_NAME, 0, "allreduce, reduce_scatter, all_gather, all, "
-          "or hierarchical (the flat ring's all-reduce beside the hierarchical "
-          "one)", 0, "all", 0 },
+        { "--op", OPT_NAME, 0, "allreduce, reduce_scatter, all_gather, all (the "
+          "three), alltoall, or hierarchical (the flat ring's all-reduce beside "
+          "the hierarchical one)", 0, "all", 0 },
         { "--group", OPT_COUNT, MAX_RANKS, "with --op hierarchical: ranks per "
           "group, consecutive, as the GPUs of a node", 0, NULL, 0 },
         { "--delay-us", OPT_NUMBER, 1e6, "with --group: microseconds each send "
@@ -480,7 +590,7 @@ static size_t memory_limit(int n)
 static int sweep(int rank, int n, Option *options)
 {
     const char *command = "allreduce", *which = option_text(options, "--op");
-    int first_op = 0, last_op = OPERATIONS - 1;
+    int first_op = 0, last_op = ALLGATHER;      /* all: the ring's three */
     int hierarchy = strcmp(which, "hierarchical") == 0;
     if (hierarchy)
         last_op = first_op = ALLREDUCE;
@@ -491,8 +601,8 @@ static int sweep(int rank, int n, Option *options)
         if (first_op == OPERATIONS) {
             if (rank == 0)
                 complain(command, "--op: unknown operation \"%s\" (known: "
-                         "allreduce, reduce_scatter, all_gather, all, "
-                         "hierarchical)", which);
+                         "allreduce, reduce_scatter, all_gather, alltoall, "
+                         "all, hierarchical)", which);
             return 2;
         }
         last_op = first_op;
@@ -538,8 +648,9 @@ static int sweep(int rank, int n, Option *options)
     size_t counts_fit = (size_t)INT_MAX / 2 * sizeof(float);  /* MPI counts */
     if (max > counts_fit)
         max = counts_fit;
-    if (max > memory_limit(n)) {
-        max = memory_limit(n);
+    size_t fits = memory_limit(n) / (first_op == ALLTOALL ? 2 : 1);
+    if (max > fits) {                /* the all-to-all receives into a second */
+        max = fits;
         if (rank == 0)
             fprintf(stderr, "allreduce: --max-bytes clamped to %zu bytes to "
                     "fit this machine's memory\n", max);
@@ -549,9 +660,11 @@ static int sweep(int rank, int n, Option *options)
     Buffers b = { malloc(max), malloc(scratch * sizeof(float)),
                   malloc(chunk * sizeof(float)), malloc(sizeof(int) * (size_t)n),
                   malloc(sizeof(int) * (size_t)n), MPI_COMM_WORLD, rank, n,
-                  MPI_COMM_NULL, MPI_COMM_NULL };
+                  MPI_COMM_NULL, MPI_COMM_NULL,
+                  first_op == ALLTOALL ? malloc(max) : NULL };
     Row *rows = malloc(sizeof(Row) * 64 * OPERATIONS * IMPLEMENTATIONS);
-    if (!b.buf || !b.scratch || !b.result || !b.size || !b.offset || !rows) {
+    if (!b.buf || !b.scratch || !b.result || !b.size || !b.offset || !rows
+        || (first_op == ALLTOALL && !b.received)) {
         complain(command, "cannot allocate %zu bytes for the buffers", max);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -581,12 +694,13 @@ static int sweep(int rank, int n, Option *options)
     double target = option_number(options, "--seconds");
     for (int op = first_op; op <= last_op; op++)
         for (size_t bytes = 4; bytes <= max; bytes *= 2) {
-            if (bytes < min)
+            size_t size = whole_blocks((Operation)op, bytes, n);
+            if (bytes < min || size == 0)
                 continue;
             for (int impl = 0; impl < IMPLEMENTATIONS; impl++)
                 if (impl == RING || impl == (hierarchy ? HIERARCHICAL : LIBRARY))
                     rows[count++] = measure((Operation)op, (Implementation)impl,
-                                            &b, bytes, warmup, repeats, target);
+                                            &b, size, warmup, repeats, target);
             if (rank == 0 && !option_given(options, "--json"))
                 fprintf(stderr, "allreduce: %s %zu bytes done\n", operation_names[op],
                         bytes);
@@ -635,7 +749,7 @@ static int sweep(int rank, int n, Option *options)
         status = 1;
     }
     free(b.buf); free(b.scratch); free(b.result); free(b.size); free(b.offset);
-    free(rows);
+    free(b.received); free(rows);
     if (b.inside != MPI_COMM_NULL) {
         MPI_Comm_free(&b.inside);
         MPI_Comm_free(&b.across);
