@@ -17,6 +17,9 @@ typedef enum {
 static const char *const phase_names[PHASES] = {
     "router", "dispatch", "experts", "combine"
 };
+static const char *const phase_keys[PHASES] = {
+    "router_s", "dispatch_s", "experts_s", "combine_s"
+};
 typedef struct {
     int experts;             /* E                                        */
     int top_k;               /* k: the experts each token is sent to     */
@@ -515,10 +518,10 @@ static void moe_report(Report *r, const MoeResult *m)
     report_add(r, "skew", FIELD_REAL, s->skew);
     report_add(r, "slots", FIELD_COUNT, slots);
     report_add(r, "capacity", FIELD_COUNT, (double)m->capacity);
+    static char keys[MOE_MAX_EXPERTS][32];    /* a report keeps the keys */
     for (int e = 0; e < s->experts; e++) {
-        char key[48];
-        snprintf(key, sizeof key, "tokens_per_expert.e%d", e);
-        report_add(r, key, FIELD_COUNT, (double)m->routed[e]);
+        snprintf(keys[e], sizeof keys[e], "tokens_per_expert.e%d", e);
+        report_add(r, keys[e], FIELD_COUNT, (double)m->routed[e]);
         busiest = m->routed[e] > busiest ? (double)m->routed[e] : busiest;
     }
     report_add(r, "dropped_tokens", FIELD_COUNT, (double)m->dropped);
@@ -535,11 +538,8 @@ static void moe_report(Report *r, const MoeResult *m)
                2.0 * s->top_k * s->hidden * sizeof(real)
                * (s->ranks - 1) / s->ranks);
     report_add(r, "repeats", FIELD_COUNT, m->repeats);
-    for (int p = 0; p < PHASES; p++) {
-        char key[48];
-        snprintf(key, sizeof key, "%s_s", phase_names[p]);
-        report_add(r, key, FIELD_REAL, m->seconds[p]);
-    }
+    for (int p = 0; p < PHASES; p++)
+        report_add(r, phase_keys[p], FIELD_REAL, m->seconds[p]);
     if (m->verified) {
         report_add(r, "max_doutput", FIELD_SCI, m->max_diff);
         report_add(r, "atol", FIELD_SCI, m->atol);
