@@ -33,7 +33,7 @@ value() {
     key=$1
     shift
     $fleet checkpoint "$@" --json | awk -F'[:,]' -v k="\"$key\"" '
-        { gsub(/ /, "", $1) } $1 == k { print $2 + 0 }'
+        { gsub(/ /, "", $1) } $1 == k { printf "%.17g\n", $2 }'
 }
 # percent X: a fraction as the book prints it, 97.3\,\%.
 percent() {
@@ -259,7 +259,7 @@ mpiexec -n 2 "$bin/minigpt" --dp 2 --zero 3 $lab --resume 12-ex7-damaged \
 {
     echo '$ mpiexec -n 2 minigpt --dp 2 --zero 3 --seq 32 --steps 20 \'
     echo '      --resume ck --save ck'
-    sort -u 12-ex7-refused.err | sed 's/12-ex7-damaged/ck/g'
+    sort -u 12-ex7-refused.err | sed 's/12-ex7-damaged/ck/g' | fold -s -w 72
 } > 12-ex7-refused.txt
 after=$(cat 12-ex7-damaged/* | cksum)
 left=$(ls -d 12-ex7-damaged* | wc -l)

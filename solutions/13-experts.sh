@@ -62,8 +62,6 @@ run_fleet SolThirteenBDense 13-ex2-dense compute \
 run_fleet SolThirteenBMoeMemory 13-ex2-moe-memory memory \
     --params 100e9 --gpus 1024
 {
-    macro SolThirteenBDenseDays "$(calc '%.3g' "$(at 13-ex2-dense days)")"
-    macro SolThirteenBMoeDays "$(calc '%.3g' "$(at 13-ex1 training_days)")"
     macro SolThirteenBStateRatio "$(calc '%.3g' \
         "$(at 13-ex2-moe-memory static_bytes) \
          / $(at 13-ex2-dense-memory static_bytes)")"

@@ -13,7 +13,7 @@ bytes=$($fleet memory --precisions --csv |
 days=$($fleet compute --params $params --tokens 15.6e12 --gpus $gpus \
            --layers 126 --hidden 16384 --seq 8192 --json |
        awk -F'[:,]' '{ gsub(/ /, "", $1) }
-                     $1 == "\"days\"" { print $2 + 0 }')
+                     $1 == "\"days\"" { printf "%.17g\n", $2 }')
 run="--params $params --bytes-per-param $bytes --write-gbs $write_gbs
      --train-days $days"
 observed="--gpus $gpus --interruptions $interruptions \
@@ -25,7 +25,7 @@ field() {
     shift
     $fleet checkpoint "$@" --json \
         | awk -F'[:,]' -v k="\"$key\"" '{ gsub(/ /, "", $1) }
-                                         $1 == k { print $2 + 0 }'
+                                         $1 == k { printf "%.17g\n", $2 }'
 }
 mtbi=$(field fleet_mtbi_s $observed $run --restart-minutes $restart_minutes)
 # The rate of one GPU that the count implies, in hours.
