@@ -86,8 +86,8 @@ static double interval_wall_seconds(double interval_s, double write_s,
 }
 
 /* f(τ) = τ / E(τ): the share of the wall clock that trains and is kept. */
-static double effective_fraction(double interval_s, double write_s,
-                                 double restart_s, double mtbi_s)
+static double effective_fraction_at(double interval_s, double write_s,
+                                    double restart_s, double mtbi_s)
 {
     return interval_s / interval_wall_seconds(interval_s, write_s,
                                               restart_s, mtbi_s);
@@ -191,7 +191,9 @@ static void derive_failing_run(FailingRun *r)
         r->interval_s = r->daly_s;
     r->interval_wall_s = interval_wall_seconds(r->interval_s, r->write_s,
                                                r->restart_s, r->fleet_mtbi_s);
-    r->effective_fraction = r->interval_s / r->interval_wall_s;
+    r->effective_fraction = effective_fraction_at(r->interval_s, r->write_s,
+                                                  r->restart_s,
+                                                  r->fleet_mtbi_s);
     r->wall_clock_s = r->work_s / r->effective_fraction;
 }
 /* A part's mean time between failures, in hours as its flag takes it. */
@@ -326,9 +328,9 @@ static void report_failing_run(Report *rep, const FailingRun *r,
     report_add(rep, "effective_fraction", FIELD_FRACTION,
                r->effective_fraction);
     report_add(rep, "young_effective_fraction", FIELD_FRACTION,
-               effective_fraction(r->young_s, d, r->restart_s, M));
+               effective_fraction_at(r->young_s, d, r->restart_s, M));
     report_add(rep, "optimum_effective_fraction", FIELD_FRACTION,
-               effective_fraction(r->optimum_s, d, r->restart_s, M));
+               effective_fraction_at(r->optimum_s, d, r->restart_s, M));
     report_add(rep, "write_loss_fraction", FIELD_FRACTION, d / tau);
     report_add(rep, "rework_loss_fraction", FIELD_FRACTION,
                (tau + d) / (2 * M));
