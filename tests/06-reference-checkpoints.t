@@ -4,9 +4,10 @@
 # never interrupted; a truncated, corrupted, mismatched or foreign file is
 # refused with one line naming --resume and exit status 2; a write that fails
 # leaves the previous checkpoint as it was and no temporary file behind. The
-# file layout checked here is the chapter's (format version 2): twenty-two
-# little-endian 64-bit header words, three arrays of N numbers, an FNV-1a
-# hash of all before it.
+# layout checked here is a one-process checkpoint of format version 3
+# (Chapter 12): a directory of a manifest and one shard, whose file is
+# thirty little-endian 64-bit header words, a table of one run (two words),
+# three arrays of N numbers, and an FNV-1a hash of all before it.
 use strict;
 use warnings;
 use FindBin;
@@ -53,13 +54,18 @@ my %small = (layers => 1, hidden => 16, heads => 2, seq => 8, batch => 2, vocab 
     my ($status, $out, $err) = run($minigpt, qw(--quiet --steps 7 --seed 5),
                                    minigpt_flags(%small), '--save', "$dir/small.ckpt");
     is($status, 0, 'a small run saves a checkpoint') or diag $err;
-    my $bytes = slurp("$dir/small.ckpt");
+    is_deeply([files_in("$dir/small.ckpt")], [qw(manifest rank00000.shard)],
+              'a directory of a manifest and one shard');
+    my $bytes = slurp("$dir/small.ckpt/rank00000.shard");
     my $N = minigpt_params(%small);
-    is(length $bytes, 22 * 8 + 3 * 4 * $N + 8,
-       'header, weights, Adam m and v, checksum: 22·8 + 3·4·N + 8 bytes');
-    my @h = unpack 'Q<22', $bytes;
+    is(length $bytes, 32 * 8 + 3 * 4 * $N + 8,
+       'header, one run, weights, Adam m and v, checksum: 32·8 + 3·4·N + 8 bytes');
+    my @h = unpack 'Q<32', $bytes;
     is(substr($bytes, 0, 8), "MINIGPT\0", 'the magic number');
-    is($h[1], 2, 'format version 2');
+    is($h[1], 3, 'format version 3');
+    is_deeply([@h[22 .. 31]], [1, 1, 1, 0, 0, 1, 1, $N, 0, $N],
+              'one process: tp, pp, dp 1, no ZeRO, rank 0 of 1; one run of '
+              . 'N numbers, from 0');
     is_deeply([@h[2 .. 8]], [1, 16, 2, 8, 16, 2, 5],
               'layers, hidden, heads, seq, vocab, batch and seed');
     is($h[9], 7, 'the step');
@@ -73,11 +79,16 @@ my %small = (layers => 1, hidden => 16, heads => 2, seq => 8, batch => 2, vocab 
     my $stored = unpack 'Q<', substr($bytes, -8);
     is(sprintf('%016x', fnv1a(substr $bytes, 0, -8)), sprintf('%016x', $stored),
        'the file ends with the FNV-1a hash of everything before it');
+    like(slurp("$dir/small.ckpt/manifest"),
+         qr/^shard 0 rank00000\.shard ${\ length $bytes} ${\ sprintf '%016x',
+            fnv1a($bytes)}$/m,
+         'the manifest gives its size and the FNV-1a hash of all of it');
 
     my ($s64, undef, $e64) = run($fp64, qw(--quiet --steps 7 --seed 5),
                                  minigpt_flags(%small), '--save', "$dir/small64.ckpt");
     is($s64, 0, 'minigpt-fp64 saves a checkpoint too') or diag $e64;
-    is(-s "$dir/small64.ckpt", 22 * 8 + 3 * 8 * $N + 8, 'of eight-byte numbers');
+    is(-s "$dir/small64.ckpt/rank00000.shard", 32 * 8 + 3 * 8 * $N + 8,
+       'of eight-byte numbers');
 }
 
 # -------------------------------------------------- bit-exact resume ----
@@ -121,11 +132,12 @@ my @train = (minigpt_flags(%model), '--steps', $S, '--eval-every', 100);
     close $from_child;
     ok(defined $killed_at, "run B reported step $kill_after and was sent SIGKILL");
     is($wait & 127, 9, 'run B died of SIGKILL');
-    ok(-e "$dir/b.ckpt", 'run B left a checkpoint');
-    my @h = unpack 'Q<22', slurp("$dir/b.ckpt");
+    ok(-e "$dir/b.ckpt/manifest", 'run B left a checkpoint');
+    my @h = unpack 'Q<22', slurp("$dir/b.ckpt/rank00000.shard") // '';
     ok($h[9] >= $K && $h[9] < $S && $h[9] % $K == 0,
        "run B's checkpoint is from the middle of the run (step $h[9])");
-    different_files("$dir/a.ckpt", "$dir/b.ckpt", 'and differs from the finished one');
+    different_checkpoints("$dir/a.ckpt", "$dir/b.ckpt",
+                          'and differs from the finished one');
     my $from = $h[9];
 
     # The same command, with --resume.
@@ -137,11 +149,11 @@ my @train = (minigpt_flags(%model), '--steps', $S, '--eval-every', 100);
     my $r = eval { JSON::PP::decode_json($out) } // {};
     is($r->{step}, $S, "the resumed run reaches step $S");
     is($r->{steps}, $S - $from, 'having run only the steps that were left');
-    same_files("$dir/a.ckpt", "$dir/b.ckpt",
-               'killed and resumed, run B ends with the bytes of run A');
-    # (A SIGKILL during a write may strand run B's own b.ckpt.tmp.PID; the
+    same_checkpoints("$dir/a.ckpt", "$dir/b.ckpt",
+                     'killed and resumed, run B ends with the bytes of run A');
+    # (A SIGKILL during a write may strand run B's own b.ckpt.tmp-PID; the
     # resumed run must leave none of its own.)
-    is_deeply([grep { /\.tmp\./ && !/\.tmp\.$pid\z/ } files_in($dir)], [],
+    is_deeply([grep { /\.tmp-/ && !/\.tmp-$pid\z/ } files_in($dir)], [],
               'the resumed run leaves no temporary checkpoint');
 
     # Resuming a finished run does no steps and changes nothing.
@@ -150,7 +162,7 @@ my @train = (minigpt_flags(%model), '--steps', $S, '--eval-every', 100);
     is($status, 0, 'resuming a finished run succeeds') or diag $err;
     $r = eval { JSON::PP::decode_json($out) } // {};
     is($r->{steps}, 0, 'and runs no steps');
-    same_files("$dir/a.ckpt", "$dir/c.ckpt", 'and saves the same bytes');
+    same_checkpoints("$dir/a.ckpt", "$dir/c.ckpt", 'and saves the same bytes');
 }
 
 # ------------------------------------------------------------- refusal --
@@ -163,7 +175,8 @@ sub resume_refused {
 }
 
 my @small = minigpt_flags(%small);
-my $good = slurp("$dir/small.ckpt");
+my $good = slurp("$dir/small.ckpt/rank00000.shard");
+my $manifest = slurp("$dir/small.ckpt/manifest");
 my $len = length $good;
 {
     my ($status, undef, $err) = run($minigpt, qw(--quiet --steps 10 --seed 5), @small,
@@ -173,29 +186,43 @@ my $len = length $good;
 }
 my @seed5 = (@small, '--seed', 5);
 
-spew("$dir/truncated.ckpt", substr($good, 0, $len - 100));
-resume_refused('truncated', $minigpt, "$dir/truncated.ckpt", @seed5);
-spew("$dir/half.ckpt", substr($good, 0, int($len / 2)));
-resume_refused('cut in half', $minigpt, "$dir/half.ckpt", @seed5);
-spew("$dir/header.ckpt", substr($good, 0, 50));
-resume_refused('cut inside the header', $minigpt, "$dir/header.ckpt", @seed5);
-spew("$dir/padded.ckpt", $good . "\0");
-resume_refused('one byte too long', $minigpt, "$dir/padded.ckpt", @seed5);
+# A checkpoint NAME whose shard holds `bytes`, beside the good manifest (or
+# the one given).
+sub checkpoint_of {
+    my ($name, $bytes, $manifest_text) = @_;
+    my $ckpt = "$dir/$name.ckpt";
+    mkdir $ckpt;
+    spew("$ckpt/manifest", $manifest_text // $manifest);
+    spew("$ckpt/rank00000.shard", $bytes);
+    return $ckpt;
+}
 
-for my $at (int($len / 2), 22 * 8 + 3, $len - 1) {
+resume_refused('truncated', $minigpt,
+               checkpoint_of('truncated', substr($good, 0, $len - 100)), @seed5);
+resume_refused('cut in half', $minigpt,
+               checkpoint_of('half', substr($good, 0, int($len / 2))), @seed5);
+resume_refused('cut inside the header', $minigpt,
+               checkpoint_of('header', substr($good, 0, 50)), @seed5);
+resume_refused('one byte too long', $minigpt,
+               checkpoint_of('padded', $good . "\0"), @seed5);
+
+for my $at (int($len / 2), 32 * 8 + 3, $len - 1) {
     my $bad = $good;
     substr($bad, $at, 1) = chr(ord(substr($bad, $at, 1)) ^ 0x01);
-    spew("$dir/flipped.ckpt", $bad);
     my $err = resume_refused("one bit flipped at byte $at of $len", $minigpt,
-                      "$dir/flipped.ckpt", @seed5);
+                             checkpoint_of("flipped$at", $bad), @seed5);
     like($err, qr/corrupt|checksum/, "byte $at: the reason is the checksum");
 }
 
-# Truncated, with its hash recomputed: the size check, not the hash, refuses it.
+# Truncated, with its hashes and the manifest's size recomputed: the size
+# its header implies, not a hash, refuses it.
 {
     my $body = substr($good, 0, $len - 8 - 4);
-    spew("$dir/rehashed.ckpt", $body . pack('Q<', fnv1a($body)));
-    resume_refused('truncated with a valid hash', $minigpt, "$dir/rehashed.ckpt", @seed5);
+    my $short = $body . pack('Q<', fnv1a($body));
+    (my $text = $manifest) =~ s/^shard 0 \S+ \K\d+ \S+$/
+        sprintf '%d %016x', length $short, fnv1a($short)/me;
+    resume_refused('truncated with a valid hash', $minigpt,
+                   checkpoint_of('rehashed', $short, $text), @seed5);
 }
 
 my $err = resume_refused('written for another --hidden', $minigpt, "$dir/small.ckpt",
@@ -214,19 +241,19 @@ spew("$dir/empty.ckpt", '');
 resume_refused('an empty file', $minigpt, "$dir/empty.ckpt", @seed5);
 {
     my $bad = $good;
-    substr($bad, 8, 8) = pack 'Q<', 3;
-    spew("$dir/version.ckpt", $bad);
-    my $e = resume_refused('another format version', $minigpt, "$dir/version.ckpt", @seed5);
-    like($e, qr/format version 3, not 2/, 'the line names both versions');
-    substr($bad, 8, 8) = pack 'Q<', 1;
-    spew("$dir/version1.ckpt", $bad);
-    $e = resume_refused('format version 1', $minigpt, "$dir/version1.ckpt", @seed5);
-    like($e, qr/version 1, which did not save the schedule/,
-         'a version-1 file is refused for the schedule it lacks');
+    substr($bad, 8, 8) = pack 'Q<', 4;
+    my $e = resume_refused('another format version', $minigpt,
+                           checkpoint_of('version', $bad), @seed5);
+    like($e, qr/format version 4, not 3/, 'the line names both versions');
+    spew("$dir/version2.ckpt", "MINIGPT\0" . pack('Q<', 2) . "\0" x 1000);
+    $e = resume_refused('a one-file checkpoint of format version 2', $minigpt,
+                        "$dir/version2.ckpt", @seed5);
+    like($e, qr/format version 2, one file/,
+         'a one-file checkpoint of the format before is refused as such');
 }
-resume_refused('a missing file', $minigpt, "$dir/no-such.ckpt", @seed5);
+resume_refused('a missing checkpoint', $minigpt, "$dir/no-such.ckpt", @seed5);
 mkdir "$dir/a-directory";
-resume_refused('a directory', $minigpt, "$dir/a-directory", @seed5);
+resume_refused('a directory with no manifest', $minigpt, "$dir/a-directory", @seed5);
 
 # ---------------------------------------- a failed write changes nothing --
 # A file-size limit makes the write fail part-way (SIGXFSZ ignored, so write
@@ -236,20 +263,22 @@ resume_refused('a directory', $minigpt, "$dir/a-directory", @seed5);
     my @w = (minigpt_flags(%model), '--quiet');
     my ($status, undef, $e) = run($minigpt, @w, '--steps', 5, '--save', "$wdir/good.ckpt");
     is($status, 0, 'a good checkpoint to protect') or diag $e;
-    my $before = slurp("$wdir/good.ckpt");
+    my $before = slurp("$wdir/good.ckpt/rank00000.shard");
     cmp_ok(length $before, '>', 64 * 1024, 'larger than the file-size limit below');
     # minigpt is an MPI program; under a file-size limit MPICH's UCX transport
     # cannot create its shared-memory files, so one process uses UCX's 'self'.
     my $command = join ' ', map { "'$_'" } $minigpt, @w, '--steps', 6;
     refused('a write that fails', qr/^minigpt: --save: .*good\.ckpt/, 'sh', '-c',
         qq{trap '' XFSZ; ulimit -f 64; UCX_TLS=self exec $command --save '$wdir/good.ckpt'});
-    is(slurp("$wdir/good.ckpt"), $before, 'the previous checkpoint is untouched');
+    is(slurp("$wdir/good.ckpt/rank00000.shard"), $before,
+       'the previous checkpoint is untouched');
     is_deeply([files_in($wdir)], ['good.ckpt'], 'no temporary file is left');
 
     # The same with a periodic save in the middle of the run.
     refused('a periodic write that fails', '--save', 'sh', '-c',
         qq{trap '' XFSZ; ulimit -f 64; UCX_TLS=self exec $command --save '$wdir/good.ckpt' --save-every 2});
-    is(slurp("$wdir/good.ckpt"), $before, 'the previous checkpoint is untouched');
+    is(slurp("$wdir/good.ckpt/rank00000.shard"), $before,
+       'the previous checkpoint is untouched');
     is_deeply([files_in($wdir)], ['good.ckpt'], 'no temporary file is left');
 }
 

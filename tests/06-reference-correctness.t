@@ -127,14 +127,18 @@ my $dir = tempdir(CLEANUP => 1);
     my @train = (qw(--quiet --steps 30), minigpt_flags(%tiny));
     my @s = map { (run($minigpt, @train, '--save', "$dir/det$_.ckpt"))[0] } 1, 2;
     is_deeply(\@s, [0, 0], 'two identical runs succeed');
-    is(-s "$dir/det1.ckpt", 22 * 8 + 3 * 4 * minigpt_params(%tiny) + 8,
-       'a checkpoint is the 22-word header, three arrays of N floats and the checksum');
-    same_files("$dir/det1.ckpt", "$dir/det2.ckpt",
-               'two identical runs write byte-identical checkpoints');
+    is(-s "$dir/det1.ckpt/rank00000.shard",
+       32 * 8 + 3 * 4 * minigpt_params(%tiny) + 8,
+       "a one-process checkpoint's shard is the 30-word header, one run, "
+       . 'three arrays of N floats and the checksum');
+    same_checkpoints("$dir/det1.ckpt", "$dir/det2.ckpt",
+                     'two identical runs write byte-identical checkpoints');
     run($minigpt, @train, '--seed', 2, '--save', "$dir/seed2.ckpt");
-    different_files("$dir/det1.ckpt", "$dir/seed2.ckpt", 'another --seed gives another checkpoint');
+    different_checkpoints("$dir/det1.ckpt", "$dir/seed2.ckpt",
+                          'another --seed gives another checkpoint');
     run($minigpt, @train, '--lr', '0.001', '--save', "$dir/lr.ckpt");
-    different_files("$dir/det1.ckpt", "$dir/lr.ckpt", 'another --lr gives another checkpoint');
+    different_checkpoints("$dir/det1.ckpt", "$dir/lr.ckpt",
+                          'another --lr gives another checkpoint');
 }
 
 # ------------------------------------------------- FLOPs and parameters --

@@ -46,10 +46,14 @@ is($j2->{tokens_per_step}, $j1->{tokens_per_step}, 'the same global batch');
 is($j2->{micro_batch}, 4, 'each rank holds activations for its 4 sequences');
 cmp_ok($j2->{flops_per_step}, '<', 0.51 * $j1->{flops_per_step},
        'each rank does half the arithmetic of one process');
-ok(-s "$dir/one.ckpt" && -s "$dir/two.ckpt" && -s "$dir/two.ckpt" == -s "$dir/one.ckpt",
-   'rank 0 wrote a full checkpoint, as long as one rank\'s')
-  or diag(sprintf 'one rank: %s bytes, two ranks: %s bytes',
-               -s "$dir/one.ckpt" // 'none', -s "$dir/two.ckpt" // 'none');
+# A shard's header word 29 counts the numbers of each array it holds.
+sub held { (unpack 'Q<30', slurp($_[0]) // '')[29] // 0 }
+my @two = map { "$dir/two.ckpt/rank0000$_.shard" } 0, 1;
+is_deeply([map { -s $_ ? 1 : 0 } @two], [1, 1], 'each of two ranks wrote its shard');
+is(held($two[0]) + held($two[1]), held("$dir/one.ckpt/rank00000.shard"),
+   'and the two hold between them what one process\'s shard holds');
+cmp_ok(held($two[0]), '<', held("$dir/one.ckpt/rank00000.shard"),
+       'rank 0 alone holds less than the whole');
 
 # A checkpoint written by two ranks resumes on two ranks (its 40-step
 # schedule lengthened to 50, which the resume must be told is meant).
@@ -183,14 +187,15 @@ for my $case ([2, 'without --dp', qr/--dp 1 disagrees with the 2 ranks/, ()],
     refused($name, $pattern, mpiexec($n, $minigpt, @tiny, @flags, '--steps', 2));
 }
 
-# A checkpoint that cannot be written stops every rank, not just rank 0:
-# here the path is a directory, so the final rename over it fails.
+# A checkpoint that cannot be written stops every rank, not just the one
+# that failed: here rank 1 fails to write its shard (the drill of
+# --fail-shard-write).
 {
     my $d = tempdir(CLEANUP => 1);
-    mkdir "$d/ckpt" or die;
     refused('a failed save on two ranks', '--save',
             mpiexec(2, $minigpt, @tiny, qw(--dp 2 --steps 4 --save-every 2
-                                           --quiet --save), "$d/ckpt"));
+                                           --quiet --fail-shard-write 1
+                                           --save), "$d/ckpt"));
     is_deeply([grep { /tmp/ } files_in($d)], [],
               'a failed save on two ranks: no temporary file left');
 }

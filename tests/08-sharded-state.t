@@ -91,10 +91,11 @@ is($trained{$_}{weights_identical}, 1, "stage $_: identical weights on every ran
     for 0 .. 2;
 is($trained{3}{weights_identical}, -1, 'stage 3: no rank holds all the weights');
 
-# Checkpoints: a sharded run writes the whole state, the same file any
-# layout writes, and reads it back into its shards. Resuming a checkpoint
-# at its last step does no training and writes it again: byte for byte the
-# same, whichever layout reads and writes it, if nothing was lost.
+# Checkpoints: each rank of a sharded run writes its shard, and any layout
+# reads the pieces it needs. Resuming a checkpoint at its last step does no
+# training and writes it again; resharded onto one process, each is byte
+# for byte the one the first layout wrote, resharded likewise, if nothing
+# was lost on the way.
 {
     my $dir = tempdir(CLEANUP => 1);
     my @short = (@tiny, qw(--steps 20 --eval-every 1000 --quiet));
@@ -103,6 +104,12 @@ is($trained{3}{weights_identical}, -1, 'stage 3: no rank holds all the weights')
     my ($status, undef, $err) = run(mpiexec($n0, $minigpt, @short,
         '--dp', $n0, '--zero', $z0, '--save-every', 10, '--save', "$dir/a.ckpt"));
     is($status, 0, "stage $z0 on $n0 ranks saves a checkpoint") or diag $err;
+    my $on_one = sub {            # the checkpoint, resharded onto one
+        my ($ckpt) = @_;
+        run($minigpt, @short, '--resume', $ckpt, '--save', "$ckpt.one");
+        return "$ckpt.one";
+    };
+    my $first = $on_one->("$dir/a.ckpt");
     my $previous = "$dir/a.ckpt";
     for my $i (1 .. $#layouts) {
         my ($n, $z) = @{ $layouts[$i] };
@@ -110,8 +117,10 @@ is($trained{3}{weights_identical}, -1, 'stage 3: no rank holds all the weights')
         ($status, undef, $err) = run(mpiexec($n, $minigpt, @short,
             '--dp', $n, '--zero', $z, '--resume', $previous, '--save', $next));
         is($status, 0, "stage $z on $n ranks resumes it and saves") or diag $err;
-        same_files($next, "$dir/a.ckpt",
-                   "stage $z on $n ranks: the same checkpoint, byte for byte");
+        is(scalar(grep { /\.shard$/ } files_in($next)), $n,
+           "stage $z on $n ranks: a shard per rank");
+        same_checkpoints($on_one->($next), $first,
+                         "stage $z on $n ranks: the same state, byte for byte");
         $previous = $next;
     }
     # Training on from it, sharded or not, reaches the same loss (its

@@ -5,8 +5,8 @@
 # axis and with sequence parallelism inside the stages, and on the grid of
 # two axes at a time; a layout the ranks or the model cannot take is
 # refused with one line and exit status 2, on every rank; and the
-# whole-state checkpoint goes from the mesh to one process (the same file,
-# byte for byte) and from each to the other with the losses of the
+# sharded checkpoint goes from the mesh to one process and back (the same
+# shards, byte for byte) and from each to the other with the losses of the
 # uninterrupted run.
 # Eight ranks on a small machine are oversubscribed: the model is tiny.
 use strict;
@@ -80,9 +80,10 @@ for my $case (
                                      '--batch', 4, @flags, @check));
 }
 
-# Checkpoints across layouts. The mesh writes the whole state at steps 1
-# and 2, one process likewise. The mesh's last, resumed at its own last
-# step by one process, is written again byte for byte; each layout's
+# Checkpoints across layouts. The mesh writes its shards at steps 1 and 2,
+# one process likewise. The mesh's last, resumed at its own last step by
+# one process and then by the mesh, is written again byte for byte; each
+# layout's
 # step-1 checkpoint, resumed by the other, reaches the loss of the
 # uninterrupted run that wrote it.
 {
@@ -102,8 +103,12 @@ for my $case (
         "$dir/mesh.ckpt", '--save', "$dir/mesh-by-one.ckpt");
     is($status, 0, "one process resumes the mesh's last checkpoint")
       or diag $err;
-    same_files("$dir/mesh-by-one.ckpt", "$dir/mesh.ckpt",
-               "2 x 2 x 2 -> 1 x 1 x 1: the same checkpoint, byte for byte");
+    ($status, $out, $err) = run(mpiexec(8, $minigpt, @run, @mesh,
+        '--resume', "$dir/mesh-by-one.ckpt", '--save', "$dir/mesh-again.ckpt"));
+    is($status, 0, 'the mesh resumes it') or diag $err;
+    same_checkpoints("$dir/mesh-again.ckpt", "$dir/mesh.ckpt",
+                     '2 x 2 x 2 -> 1 x 1 x 1 -> 2 x 2 x 2: the same '
+                     . 'checkpoint, byte for byte');
 
     ($status, $out, $err) = run($minigpt, @run, '--resume',
         "$dir/mesh.ckpt.step000001", '--log', "$dir/mesh-then-one.csv");

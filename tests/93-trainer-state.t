@@ -31,20 +31,22 @@ ok(-x $_, "$_ is built") or BAIL_OUT("no $_") for $minigpt, $fp64;
 my $dir = tempdir(CLEANUP => 1);
 
 # ------------------------------------------------ reading the files here --
-# A checkpoint of format 2: header words, the schedule, and the arrays.
+# A one-process checkpoint of format 3: its one shard's header words, the
+# schedule, its table of one run (all N numbers, from 0), and the arrays.
 sub read_checkpoint {
     my ($path) = @_;
-    my $bytes = slurp($path) // die "cannot read $path";
-    my @h = unpack 'Q<22', $bytes;
-    die "$path: not format 2" unless substr($bytes, 0, 8) eq "MINIGPT\0" && $h[1] == 2;
+    my $bytes = slurp("$path/rank00000.shard") // die "cannot read $path";
+    my @h = unpack 'Q<32', $bytes;
+    die "$path: not format 3" unless substr($bytes, 0, 8) eq "MINIGPT\0" && $h[1] == 3;
     my ($N, $size) = @h[12, 13];
+    die "$path: not one run of N" unless "@h[27 .. 31]" eq "1 1 $N 0 $N";
     my $type = $size == 8 ? 'd<' : 'f<';
     my @d = unpack 'd<6', substr($bytes, 16 * 8, 48);
     my %c = (step => $h[9], sequences => $h[10], N => $N, steps => $h[14],
              warmup => $h[15], lr => $d[0], beta1 => $d[1], beta2 => $d[2],
              eps => $d[3], decay => $d[4], clip => $d[5]);
     for my $i (0 .. 2) {
-        my $at = 22 * 8 + $i * $N * $size;
+        my $at = 32 * 8 + $i * $N * $size;
         $c{(qw(w m v))[$i]} = [unpack "$type$N", substr($bytes, $at, $N * $size)];
     }
     return \%c;
@@ -189,8 +191,8 @@ use JSON::PP ();
     is_deeply([grep { /^keep/ } files_in($dir)],
               [qw(keep.ckpt keep.ckpt.step000004 keep.ckpt.step000005 keep.ckpt.step000006)],
               'leaves the checkpoint and the newest three, named by their steps');
-    is(slurp("$dir/keep.ckpt.step000006"), slurp("$dir/keep.ckpt"),
-       'the newest kept one is the final checkpoint');
+    same_checkpoints("$dir/keep.ckpt.step000006", "$dir/keep.ckpt",
+                     'the newest kept one is the final checkpoint');
     is(read_checkpoint("$dir/keep.ckpt.step000004")->{step}, 4, 'keep.ckpt.step000004 holds step 4');
 }
 
@@ -207,8 +209,8 @@ use JSON::PP ();
     is($status, 0, 'a step-0 checkpoint starts any schedule without --allow-schedule-change')
         or diag $err;
     run($minigpt, @tiny, '--steps', 3, '--save', "$dir/straight3.ckpt");
-    is(slurp("$dir/from-init.ckpt"), slurp("$dir/straight3.ckpt"),
-       'and ends where a run from the seed ends');
+    same_checkpoints("$dir/from-init.ckpt", "$dir/straight3.ckpt",
+                     'and ends where a run from the seed ends');
     refused('--steps 0 without --save', qr/^minigpt: --steps 0 .*--save/,
             $minigpt, @tiny, '--steps', 0);
 }
@@ -249,7 +251,7 @@ use JSON::PP ();
     refused_no_output('--profile DIR', qr/^minigpt: --profile: /, $minigpt, @run, '--profile', "$p/sub/");
     # Not a device: should the check fail, the rename lands on a FIFO here.
     POSIX::mkfifo("$p/fifo", 0600) or die "mkfifo: $!";
-    refused_no_output('--save FIFO', qr/^minigpt: --save: .*not a regular file/, $minigpt, @run,
+    refused_no_output('--save FIFO', qr/^minigpt: --save: .*fifo is not a directory/, $minigpt, @run,
                       '--save', "$p/fifo");
     ok(-p "$p/fifo", 'the FIFO is still a FIFO');
     refused_no_output('--save x --log x', qr/--save .* and --log .* name the same file/, $minigpt, @run,
@@ -260,7 +262,8 @@ use JSON::PP ();
                       $minigpt, @run, '--log', "$p/exists.csv", '--profile', "$p/sub/../exists.csv");
     refused_no_output('--transcript and --save of one file', qr/name the same file/, $minigpt, @run,
                       '--save', "$p/t.txt", '--transcript', "$p/./t.txt");
-    refused_no_output('--resume read and --log written to one file', qr/--log .* and --resume .* name the same file/,
+    refused_no_output('--log naming the checkpoint --resume reads, a directory',
+                      qr/--log: .*five\.ckpt is a directory/,
                       $minigpt, @run, '--resume', "$dir/five.ckpt", '--log', "$dir/five.ckpt");
     refused_no_output('--dump of a file', qr/^minigpt: --dump: .* not a directory/, $minigpt, @tiny,
                       '--dump', "$p/exists.csv");

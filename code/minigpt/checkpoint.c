@@ -639,8 +639,21 @@ static int read_manifest(const char *path, Manifest *mf, char *why,
     snprintf(name, sizeof name, "%s/manifest", path);
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        snprintf(why, why_size, "%s is a file, not a checkpoint: a "
-                 "checkpoint is a directory of shards and a manifest", path);
+        uint64_t h[2] = { 0, 0 };
+        FILE *old = fopen(path, "rb");
+        int single = old != NULL && fread(h, 1, sizeof h, old) == sizeof h
+                  && memcmp(h, magic, sizeof magic) == 0;
+        if (old != NULL)
+            fclose(old);
+        if (single)
+            snprintf(why, why_size, "%s is a checkpoint of format version "
+                     "%llu, one file; this minigpt reads format %d, a "
+                     "directory of shards", path, (unsigned long long)h[1],
+                     FORMAT_VERSION);
+        else
+            snprintf(why, why_size, "%s is a file, not a checkpoint: a "
+                     "checkpoint is a directory of shards and a manifest",
+                     path);
         return -1;
     }
     FILE *f = fopen(name, "r");
@@ -789,9 +802,14 @@ static int open_shard(const char *path, const Manifest *mf, int r,
     uint64_t size = fstat(o->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
     if (size < HEADER_WORDS * 8
         || read_exactly(o->fd, h, HEADER_WORDS * 8, 0) != 0
-        || memcmp(h, magic, sizeof magic) != 0 || h[1] != FORMAT_VERSION) {
+        || memcmp(h, magic, sizeof magic) != 0) {
         snprintf(why, why_size, "%s is torn: it does not start with a "
                  "shard's header", name);
+        return -1;
+    }
+    if (h[1] != FORMAT_VERSION) {
+        snprintf(why, why_size, "%s has format version %llu, not %d", name,
+                 (unsigned long long)h[1], FORMAT_VERSION);
         return -1;
     }
     uint64_t layout[LAYOUT_WORDS] = { w[M_TP], w[M_PP], w[M_DP], w[M_ZERO],
