@@ -341,8 +341,8 @@ int moe_main(int argc, char **argv)
           "experts (with --params-total)", 0, NULL, 0 },
         { "--ffn", OPT_COUNT, 1e7, "count P and A from a shape: each "
           "expert's inner width", 0, NULL, 0 },
-        { "--gated", OPT_SWITCH, 0, "with --ffn: gated experts (three "
-          "matrices, SwiGLU)", 0, NULL, 0 },
+        { "--mlp", OPT_NAME, 0, "with --ffn: each expert plain (two "
+          "matrices) or gated (three, SwiGLU)", 0, "plain", 0 },
         { "--heads", OPT_COUNT, 1e5, "with --ffn: attention heads", 0, NULL,
           0 },
         { "--kv-heads", OPT_COUNT, 1e5, "with --ffn: key-value heads "
@@ -401,7 +401,7 @@ int moe_main(int argc, char **argv)
                     .usable = option_number(options, "--usable") },
     };
     static const char *const shape_flags[] = {
-        "--gated", "--heads", "--kv-heads", "--vocab", "--shared-experts"
+        "--mlp", "--heads", "--kv-heads", "--vocab", "--shared-experts"
     };
     if (m.from_shape) {
         const char *totals = option_given(options, "--params-total")
@@ -471,9 +471,15 @@ int moe_main(int argc, char **argv)
                      grouped(kv).s, counted(heads, "head", "heads").s);
             return 2;
         }
+        const char *mlp = option_text(options, "--mlp");
+        if (strcmp(mlp, "plain") != 0 && strcmp(mlp, "gated") != 0) {
+            complain(command, "--mlp: unknown MLP \"%s\" (known: plain, "
+                     "gated)", mlp);
+            return 2;
+        }
         Layout shape = { .hidden = m.hidden, .heads = heads, .kv_heads = kv,
                          .ffn = option_number(options, "--ffn"),
-                         .gated = option_given(options, "--gated") };
+                         .gated = strcmp(mlp, "gated") == 0 };
         count_experts(&m, &shape, option_number(options, "--vocab"),
                       option_number(options, "--shared-experts"));
     } else {

@@ -16,7 +16,7 @@ $fleet moe --latex Mixture --output "$numbers/13-moe.tex"
 $fleet moe --json --output "$data/13-moe.json"
 $fleet moe --ep 16 --latex MixtureAcross --output "$numbers/13-moe-across.tex"
 $fleet moe --ep 16 --json --output "$data/13-moe-across.json"
-$fleet moe --ffn 14336 --gated --heads 32 --kv-heads 8 --vocab 32000 \
+$fleet moe --ffn 14336 --mlp gated --heads 32 --kv-heads 8 --vocab 32000 \
     --experts 8 --top-k 2 --hidden 4096 --layers 32 --ep 8 \
     --latex Mixtral --output "$numbers/13-moe-mixtral.tex"
 $fleet moe --gpu h800 --params-total 671e9 --params-active 37e9 \
