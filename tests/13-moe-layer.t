@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # build/bin/moe, the expert-parallel layer: --verify agrees with the
-# one-rank reference on 1, 2 and 4 ranks, with and without drops; the
+# one-rank reference on 1, 2 and 4 ranks, with and without drops, forward
+# and backward; --gradcheck passes on the reference's backward pass; the
 # report's counts keep their invariants (the slots per expert sum to kNR,
 # each expert keeps min(slots, capacity), the rest are the drops) and agree
 # with a count made here; the bytes obey their arithmetic; a hand-made
@@ -32,10 +33,18 @@ sub verified {
          "$name: the same routing as the reference");
     ok(defined $diff && $diff <= $atol,
        "$name: max |doutput| = " . ($diff // 'none') . ' within atol');
+    return unless $name =~ /--backward/;
+    my ($ddx) = $out =~ /^verify: backward, max \|ddx\| = (\S+),/m;
+    my ($dgrad) = $out =~ /^verify: backward, .* max \|dgrad\| = (\S+) /m;
+    ok(defined $ddx && $ddx <= $atol, "$name: max |ddx| within atol");
+    ok(defined $dgrad, "$name: the weights' gradients compared");
 }
 
 for my $case ([1], [2], [4], [2, qw(--skew 1 --capacity-factor 0.75)],
-              [4, qw(--skew 2 --capacity-factor 0.5 --top-k 3)]) {
+              [4, qw(--skew 2 --capacity-factor 0.5 --top-k 3)],
+              [1, qw(--backward --skew 1 --capacity-factor 0.75)],
+              [2, qw(--backward --skew 1 --capacity-factor 0.75)],
+              [4, qw(--backward --capacity-factor 1)]) {
     my ($n, @flags) = @$case;
     my $name = "verify on $n ranks @flags";
     my ($status, $out, $err) = run(mpiexec($n, $moe, @small, @flags,
@@ -119,6 +128,18 @@ is($one->{alltoall_bytes_per_rank}, 0, 'one rank: no bytes across');
     is($r->{result}, 'OK', 'capacity one: the reference agrees');
 }
 
+# --gradcheck: the reference's backward pass against central differences,
+# with drops (skew and a small capacity) and without.
+for my $flags ([], [qw(--skew 1 --capacity-factor 0.7)], [qw(--top-k 1)]) {
+    my ($status, $out, $err) = run($moe, qw(--gradcheck --experts 4
+        --tokens 16 --hidden 8), @$flags);
+    is($status, 0, "gradcheck @$flags: exit 0") or diag $err;
+    my ($checked, $worst) =
+        $out =~ /^gradcheck: (\d+) entries, \d+ skipped .* = (\S+): OK$/m;
+    ok(defined $checked && $checked >= 50,
+       "gradcheck @$flags: OK on enough entries") or diag $out;
+}
+
 # Refusals: one line, exit 2, from every rank, no hang.
 refused('experts not divisible by the ranks', qr/--experts 6 .* 4 ranks/,
         mpiexec(4, $moe, qw(--experts 6)));
@@ -130,6 +151,8 @@ refused('capacity factor negative', '--capacity-factor',
         mpiexec(2, $moe, qw(--capacity-factor -1)));
 refused('counts past MPI int', qr/MPI's counts/,
         mpiexec(2, $moe, qw(--tokens 1048576 --hidden 4096)));
+refused('gradcheck on two ranks', '--gradcheck',
+        mpiexec(2, $moe, qw(--gradcheck)));
 refused('an unknown flag', '--expert',
         mpiexec(2, $moe, qw(--expert 4)));
 

@@ -26,8 +26,8 @@ for router in balanced skewed; do
         eval f=\$$factor
         out="$data/13-moe-layer-$router-$factor"
         mpiexec -bind-to core -n 2 "$bin/moe" $layer $bias \
-                --capacity-factor "$f" --verify --json --output "$out.json" \
-                --tokens-csv "$out.csv"
+                --capacity-factor "$f" --verify --backward --json \
+                --output "$out.json" --tokens-csv "$out.csv"
         if ! grep -q '"result": "OK"' "$out.json"; then
             echo "13-moe-layer.sh: $router router at $f: --verify failed" >&2
             exit 1
@@ -35,7 +35,9 @@ for router in balanced skewed; do
     done
 done
 mpiexec -bind-to core -n 2 "$bin/moe" $layer --capacity-factor $high \
-        --verify --output "$transcripts/13-moe-layer.txt"
+        --verify --backward --output "$transcripts/13-moe-layer.txt"
+"$bin/moe" --gradcheck --experts 4 --tokens 16 --hidden 8 --skew $skew \
+           --capacity-factor 0.75 --output "$transcripts/13-moe-gradcheck.txt"
 awk -F, -v low=$low -v high=$high \
     -v b="$data/13-moe-layer-balanced-low.csv" \
     -v s="$data/13-moe-layer-skewed-low.csv" \
@@ -54,16 +56,31 @@ balanced_low="$data/13-moe-layer-balanced-low.json"
 balanced_high="$data/13-moe-layer-balanced-high.json"
 skewed_low="$data/13-moe-layer-skewed-low.json"
 skewed_high="$data/13-moe-layer-skewed-high.json"
-diff=0
+diff=0 grad=0
+larger() { awk -v a="$1" -v b="$2" 'BEGIN { print (b > a ? b : a) }'; }
 for f in "$balanced_low" "$balanced_high" "$skewed_low" "$skewed_high"; do
-    diff=$(awk -v a="$diff" -v b="$(field max_doutput "$f")" \
-           'BEGIN { print (b > a ? b : a) }')
+    diff=$(larger "$diff" "$(field max_doutput "$f")")
+    grad=$(larger "$grad" "$(field max_ddx "$f")")
+    grad=$(larger "$grad" "$(field max_dgrad "$f")")
 done
-awk -v ranks="$(field ranks "$balanced_high")" -v experts="$(field experts "$balanced_high")" \
-    -v per="$(field experts_per_rank "$balanced_high")" -v k="$(field top_k "$balanced_high")" \
+verdict='s/^gradcheck: \([0-9]*\) entries, \([0-9]*\) skipped.*'
+verdict="$verdict"' = \([^:]*\): OK$/\1 \2 \3/p'
+gradcheck=$(sed -n "$verdict" "$transcripts/13-moe-gradcheck.txt")
+if [ -z "$gradcheck" ]; then
+    echo "13-moe-layer.sh: --gradcheck failed" >&2
+    exit 1
+fi
+awk -v ranks="$(field ranks "$balanced_high")" \
+    -v experts="$(field experts "$balanced_high")" \
+    -v per="$(field experts_per_rank "$balanced_high")" \
+    -v k="$(field top_k "$balanced_high")" \
     -v tokens="$(field tokens_per_rank "$balanced_high")" \
-    -v hidden="$(field hidden "$balanced_high")" -v all="$(field tokens "$balanced_high")" \
-    -v slots="$(field slots "$balanced_high")" -v skew=$skew -v low=$low -v high=$high \
+    -v hidden="$(field hidden "$balanced_high")" \
+    -v all="$(field tokens "$balanced_high")" \
+    -v slots="$(field slots "$balanced_high")" \
+    -v skew=$skew \
+    -v low=$low \
+    -v high=$high \
     -v cap_low="$(field capacity "$balanced_low")" \
     -v cap_high="$(field capacity "$balanced_high")" \
     -v bdl="$(field drop_fraction "$balanced_low")" \
@@ -79,7 +96,9 @@ awk -v ranks="$(field ranks "$balanced_high")" -v experts="$(field experts "$bal
     -v dispatch="$(field dispatch_s "$balanced_high")" \
     -v experts_s="$(field experts_s "$balanced_high")" \
     -v combine="$(field combine_s "$balanced_high")" \
-    -v diff="$diff" -v atol="$(field atol "$balanced_high")" \
+    -v diff="$diff" -v grad="$grad" -v gradcheck="$gradcheck" \
+    -v backward="$(field backward_s "$balanced_high")" \
+    -v atol="$(field atol "$balanced_high")" \
     -v rtol="$(field rtol "$balanced_high")" "$formats"'
     function macro(name, value) {
         printf "\\newcommand{\\MoeLayer%s}{%s}\n", name, value
@@ -101,6 +120,11 @@ awk -v ranks="$(field ranks "$balanced_high")" -v experts="$(field experts "$bal
         macro("BalancedImbalance", sprintf("%.3g", bimb))
         macro("SkewedImbalance", sprintf("%.3g", simb))
         macro("VerifyDiff", diff == 0 ? "0" : sprintf("%.2g", diff))
+        macro("VerifyGradDiff", grad == 0 ? "0" : sprintf("%.2g", grad))
+        split(gradcheck, gc, " ")
+        macro("GradcheckEntries", gc[1]); macro("GradcheckSkipped", gc[2])
+        macro("GradcheckWorst", sprintf("%.2g", gc[3]))
+        macro("BackwardTime", duration(backward))
         macro("VerifyAtol", sprintf("$10^{%d}$", log(atol) / log(10) - 0.5))
         macro("VerifyRtol", sprintf("$10^{%d}$", log(rtol) / log(10) - 0.5))
         macro("BytesUniform", sprintf("%.4g~B", even))
