@@ -40,6 +40,8 @@ close_to($j->{dense_training_days} / $j->{training_days}, $P / $A, 1e-9,
 agrees('ExpertDrillHidden', $h, 'h');
 is($macro{ExpertDrillTopK}, $k, 'k');
 agrees('ExpertDrillAlltoallBytes', 8 * $k * $h, '8 k h bytes a token a layer');
+agrees('ExpertDrillAlltoallLeaving', 8 * $k * $h * ($j->{ep} - 1) / $j->{ep},
+       '(EP - 1)/EP of them leave the GPU');
 is($macro{ExpertDrillLink}, 'NVLink', 'EP 8 stays on NVLink');
 agrees('ExpertDrillNicOverNvlink', 450e9 / 50e9, "NVLink's rate over the NIC's");
 

@@ -24,6 +24,7 @@ awk -v total="$(field params_total)" -v active="$(field params_active)" \
     -v top_k="$(field top_k)" -v experts="$(field experts)" \
     -v ep="$(field ep)" -v link="$(field alltoall_link)" \
     -v payload="$(field alltoall_payload_bytes_per_token_per_layer)" \
+    -v leaving="$(field alltoall_bytes_per_token_per_layer)" \
     -v nvlink="$(field nvlink_bandwidth)" -v nic="$(field nic_bandwidth)" \
     "$formats"'
     function macro(name, value) {
@@ -58,5 +59,6 @@ awk -v total="$(field params_total)" -v active="$(field params_active)" \
         macro("Ep", ep)
         macro("Link", link)
         macro("AlltoallBytes", bytes(payload))
+        macro("AlltoallLeaving", bytes(leaving))
         macro("NicOverNvlink", sprintf("%.2g", nvlink / nic))
     }' > "$numbers/13-drill.tex"
