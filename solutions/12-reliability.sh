@@ -211,8 +211,9 @@ largest() {
             effective_fraction $ex6 --gpus ${n%%:*} --restart-minutes 10)")"
     done
     ten=$(largest 10) two=$(largest 2)
-    macro SolTwelveFLargestTen "$(grouped $ten)"
-    macro SolTwelveFLargestTwo "$(grouped $two)"
+    # to three figures: the bisection stops within a thousandth
+    macro SolTwelveFLargestTen "$(grouped "$(calc %.0f "$(calc %.3g $ten)")")"
+    macro SolTwelveFLargestTwo "$(grouped "$(calc %.0f "$(calc %.3g $two)")")"
     macro SolTwelveFLargestRatio "$(calc %.3g "$two / $ten")"
 } > "$out/12-ex6-derived.tex"
 

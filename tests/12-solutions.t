@@ -192,13 +192,14 @@ my $delta405 = $bytes405 / 2000e9;
                "12.6 $n->[0] GPUs: f");
     }
     for my $r ([600, 'Ten'], [120, 'Two']) {
-        my $n = value("SolTwelveFLargest$r->[1]");
-        cmp_ok($f->($n, $r->[0]), '>=', 0.9, "12.6 R = $r->[0] s: $n GPUs keep 90 %");
-        cmp_ok($f->($n * 1.002, $r->[0]), '<', 0.9,
-               "12.6 R = $r->[0] s: 0.2 % more GPUs do not");
+        my $n = value("SolTwelveFLargest$r->[1]");     # to three figures
+        cmp_ok($f->($n * 0.995, $r->[0]), '>=', 0.9,
+               "12.6 R = $r->[0] s: 0.5 % fewer than $n GPUs keep 90 %");
+        cmp_ok($f->($n * 1.005, $r->[0]), '<', 0.9,
+               "12.6 R = $r->[0] s: 0.5 % more do not");
     }
     my $ratio = value('SolTwelveFLargestTwo') / value('SolTwelveFLargestTen');
-    agrees('SolTwelveFLargestRatio', $ratio, '12.6 (c): the ratio');
+    close_to(value('SolTwelveFLargestRatio'), $ratio, 0.01, '12.6 (c): the ratio');
     cmp_ok($ratio, '<', 5, '12.6 (c): a little less than the restart shrinks');
     cmp_ok($ratio, '>', 3, '12.6 (c): ... but most of it');
 }
