@@ -102,20 +102,22 @@ $minigpt64 --gradcheck $tiny --latex SolThreeFDouble \
            --output "$out/06-ex6-fp64.tex"
 
 # ---------------------------------------------------------------- 6.7 ------
-# A checkpoint of the model of 3.1: its size by the layout (22 header words
-# of 8 bytes, weights and Adam's two moments of 4 bytes each, an 8-byte hash),
-# the file's size, and three checkpoints that minigpt refuses.
+# A checkpoint of the model of 3.1: the size of its one shard by the layout
+# (30 header words and a run of 2 words, 8 bytes each, weights and Adam's
+# two moments of 4 bytes each, an 8-byte hash), the file's size, and three
+# checkpoints that minigpt refuses.
 ckpt="$out/06-ex7.ckpt"
-rm -f "$ckpt" "$ckpt".*
+rm -rf "$ckpt" "$ckpt".*
 $minigpt $small --steps 2 --save "$ckpt" --latex SolThreeG \
          --output "$out/06-ex7.tex"
 n=$(sed -n 's/^.newcommand{.SolThreeGParams}{\([0-9,]*\)}$/\1/p' \
         "$out/06-ex7.tex" | tr -d ,)
-size=$(wc -c < "$ckpt")
+shard=rank00000.shard
+size=$(wc -c < "$ckpt/$shard")
 {
     macro SolThreeGFileBytes "$(grouped "$size")"
-    macro SolThreeGPredictedBytes "$(grouped $((22 * 8 + 3 * n * 4 + 8)))"
-    macro SolThreeGDoublePredictedBytes "$(grouped $((22 * 8 + 3 * n * 8 + 8)))"
+    macro SolThreeGPredictedBytes "$(grouped $((32 * 8 + 3 * n * 4 + 8)))"
+    macro SolThreeGDoublePredictedBytes "$(grouped $((32 * 8 + 3 * n * 8 + 8)))"
 } >> "$out/06-ex7.tex"
 # refuse LABEL BINARY FLAGS...: a resume that must fail with status 2. It
 # runs in $out, so that the messages name the files as the transcript does,
@@ -138,25 +140,27 @@ refuse() {
     printf '  (exit status %s)\n' "$status" >> "$out/06-ex7.txt"
     rm -f "$out/06-ex7.err"
 }
-printf 'the checkpoint of --steps 2: %s bytes\n\n' "$(grouped "$size")" \
+printf 'the shard of the checkpoint of --steps 2: %s bytes\n\n' \
+    "$(grouped "$size")" \
     > "$out/06-ex7.txt"
 # In $out the build directory is .., so the machine's measurement is
 # ../machine.json there.
 minigpt_out="$bin/minigpt --quiet --machine ../machine.json"
 test -f "$out/../machine.json"
 printf '(each command run in %s/solutions)\n\n' "$1" >> "$out/06-ex7.txt"
-refuse "the same file, resumed by minigpt-fp64:" \
+refuse "the same checkpoint, resumed by minigpt-fp64:" \
        $minigpt64 --resume 06-ex7.ckpt
-head -c $((size - 1)) "$ckpt" > "$ckpt.short"
-refuse "the file less its last byte:" $minigpt_out --resume 06-ex7.ckpt.short
-cp "$ckpt" "$ckpt.changed"
-byte=$(od -An -t u1 -j 1000 -N 1 "$ckpt" | tr -d ' ')
+cp -r "$ckpt" "$ckpt.short"
+head -c $((size - 1)) "$ckpt/$shard" > "$ckpt.short/$shard"
+refuse "the shard less its last byte:" $minigpt_out --resume 06-ex7.ckpt.short
+cp -r "$ckpt" "$ckpt.changed"
+byte=$(od -An -t u1 -j 1000 -N 1 "$ckpt/$shard" | tr -d ' ')
 if [ "$byte" = 88 ]; then new=Y; else new=X; fi
-printf '%s' "$new" | dd of="$ckpt.changed" bs=1 seek=1000 conv=notrunc \
-    2> /dev/null
-refuse "the file with byte 1000 changed:" \
+printf '%s' "$new" | dd of="$ckpt.changed/$shard" bs=1 seek=1000 \
+    conv=notrunc 2> /dev/null
+refuse "the shard with byte 1000 changed:" \
        $minigpt_out --resume 06-ex7.ckpt.changed
-rm -f "$ckpt" "$ckpt".*
+rm -rf "$ckpt" "$ckpt".*
 
 # ---------------------------------------------------------------- 6.8 ------
 # Bit-exact resume. A straight run of 120 steps; the same run killed with
@@ -167,25 +171,25 @@ steps=120
 straight="$out/06-ex8-straight.ckpt" killed="$out/06-ex8-killed.ckpt"
 resumed="$out/06-ex8-resumed.ckpt" half="$out/06-ex8-half.ckpt"
 changed="$out/06-ex8-changed.ckpt"
-rm -f "$out"/06-ex8-*.ckpt*
+rm -rf "$out"/06-ex8-*.ckpt*
 $minigpt --steps $steps --save "$straight" --output "$out/06-ex8-straight.txt"
 # The checkpoint appears (by an atomic rename) at step 30; the kill lands a
 # few steps later. Should the run finish first, which a stalled machine could
 # cause, try again.
 for attempt in 1 2 3; do
-    rm -f "$killed" "$killed".*
+    rm -rf "$killed" "$killed".*
     $minigpt --steps $steps --save-every 30 --save "$killed" \
              --output "$out/06-ex8-killed.txt" &
     pid=$!
-    while [ ! -f "$killed" ] && kill -0 $pid 2> /dev/null; do
+    while [ ! -f "$killed/manifest" ] && kill -0 $pid 2> /dev/null; do
         sleep 0.01
     done
     kill -9 $pid 2> /dev/null || true
     wait $pid 2> /dev/null || true
-    at=$(od -An -t u8 -j 72 -N 8 "$killed" | tr -d ' ')     # header word 9
+    at=$(od -An -t u8 -j 72 -N 8 "$killed/$shard" | tr -d ' ')   # word 9
     [ "$at" -lt $steps ] && break
 done
-rm -f "$killed".tmp.* "$out/06-ex8-killed.txt"
+rm -rf "$killed".tmp-* "$out/06-ex8-killed.txt"
 $minigpt --steps $steps --resume "$killed" --save "$resumed" \
          --transcript "$out/06-ex8-resumed.txt" \
          --latex SolThreeHResumed --output "$out/06-ex8-resumed.tex"
@@ -203,11 +207,11 @@ compare() {
     if cmp -s "$1" "$2"; then echo identical; else
         cmp -l "$1" "$2" 2> /dev/null | awk 'NR == 1 { print $1 }'; fi
 }
-same=$(compare "$straight" "$resumed")
-first=$(compare "$straight" "$changed")
+same=$(compare "$straight/$shard" "$resumed/$shard")
+first=$(compare "$straight/$shard" "$changed/$shard")
 {
     printf 'straight run, %s steps:                %s bytes\n' $steps \
-        "$(grouped "$(wc -c < "$straight")")"
+        "$(grouped "$(wc -c < "$straight/$shard")")"
     printf 'killed (kill -9) with a checkpoint of step %s\n' "$at"
     printf 'resumed from it to step %s:             %s\n' $steps \
         "$([ "$same" = identical ] && echo 'identical to the straight run' \
@@ -224,7 +228,7 @@ rm -f "$out/06-ex8-refused.err"
     macro SolThreeHSame "$same"
     macro SolThreeHFirstDifference "$(grouped "$first")"
 } > "$out/06-ex8.tex"
-rm -f "$out"/06-ex8-*.ckpt*
+rm -rf "$out"/06-ex8-*.ckpt*
 
 # ---------------------------------------------------------------- 6.9 ------
 # Where a step's time goes, for the default model and one four times as wide.

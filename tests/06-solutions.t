@@ -121,10 +121,11 @@ sub korthikanti {
          + 4 * $m->{H} * $m->{T} ** 2 * $m->{B};
 }
 
-# A checkpoint: 22 header words, weights and two moments, an 8-byte hash.
+# A one-process checkpoint's shard: 30 header words and a run of 2, weights
+# and two moments, an 8-byte hash.
 sub checkpoint_bytes {
     my ($n, $bytes_per_number) = @_;
-    return 22 * 8 + 3 * $n * $bytes_per_number + 8;
+    return 32 * 8 + 3 * $n * $bytes_per_number + 8;
 }
 
 sub same_count {    # counts held in doubles: exact, whatever their size
@@ -300,27 +301,30 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
     my ($status) = run($minigpt, '--quiet', flags_of($small), '--steps', 2,
                        '--save', $ckpt);
     is($status, 0, '3.7: two steps with --save');
-    is(-s $ckpt, checkpoint_bytes($n, 4),
-       '3.7: checkpoint size = 22 x 8 + 3 N x 4 + 8');
+    is(-s "$ckpt/rank00000.shard", checkpoint_bytes($n, 4),
+       '3.7: shard size = 32 x 8 + 3 N x 4 + 8');
     ($status) = run($minigpt64, '--quiet', flags_of($small), '--steps', 2,
                     '--save', "$tmp/small64.ckpt");
-    is(-s "$tmp/small64.ckpt", checkpoint_bytes($n, 8),
-       '3.7: in double precision, 22 x 8 + 3 N x 8 + 8');
+    is(-s "$tmp/small64.ckpt/rank00000.shard", checkpoint_bytes($n, 8),
+       '3.7: in double precision, 32 x 8 + 3 N x 8 + 8');
     same_count(number_of('SolThreeGFileBytes'), checkpoint_bytes($n, 4),
                '3.7: the solution\'s file size');
     same_count(number_of('SolThreeGPredictedBytes'), checkpoint_bytes($n, 4),
                '3.7: the solution\'s prediction');
     same_count(number_of('SolThreeGDoublePredictedBytes'), checkpoint_bytes($n, 8),
                '3.7: the solution\'s double-precision prediction');
-    my $bytes = slurp($ckpt);
-    open my $fh, '>:raw', "$tmp/short.ckpt" or die;
-    print $fh substr($bytes, 0, length($bytes) - 1);
-    close $fh;
+    my $bytes = slurp("$ckpt/rank00000.shard");
     my $changed = $bytes;
     substr($changed, 1000, 1) = chr(ord(substr($changed, 1000, 1)) ^ 1);
-    open $fh, '>:raw', "$tmp/changed.ckpt" or die;
-    print $fh $changed;
-    close $fh;
+    for my $case (['short', substr($bytes, 0, length($bytes) - 1)],
+                  ['changed', $changed]) {
+        my ($name, $shard) = @$case;
+        mkdir "$tmp/$name.ckpt" or die;
+        write_file("$tmp/$name.ckpt/manifest", slurp("$ckpt/manifest"));
+        open my $fh, '>:raw', "$tmp/$name.ckpt/rank00000.shard" or die;
+        print $fh $shard;
+        close $fh;
+    }
     for my $case ([$minigpt64, $ckpt, qr/4-byte numbers/, 'the fp32 file in fp64'],
                   [$minigpt, "$tmp/short.ckpt", qr/truncated/, 'a byte short'],
                   [$minigpt, "$tmp/changed.ckpt", qr/checksum/, 'a byte changed']) {
@@ -350,7 +354,7 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
     # is header word 9. Try again should the run finish first.
     my $at;
     for my $attempt (1 .. 3) {
-        unlink "$tmp/killed.ckpt";
+        system('rm', '-rf', "$tmp/killed.ckpt");
         my $pid = fork // die "fork: $!";
         if ($pid == 0) {
             open STDOUT, '>', '/dev/null';
@@ -358,10 +362,12 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
             exec @run, '--save-every', 30, '--save', "$tmp/killed.ckpt";
             exit 127;
         }
-        sleep 0.01 until -e "$tmp/killed.ckpt" || waitpid($pid, WNOHANG) > 0;
+        sleep 0.01 until -e "$tmp/killed.ckpt/manifest"
+                         || waitpid($pid, WNOHANG) > 0;
         kill 'KILL', $pid;
         waitpid $pid, 0;
-        my $header = substr(slurp("$tmp/killed.ckpt") // '', 0, 176);
+        my $header = substr(slurp("$tmp/killed.ckpt/rank00000.shard") // '',
+                            0, 176);
         $at = length $header == 176 ? unpack('Q<', substr($header, 72, 8)) : undef;
         last if defined $at && $at < $steps;
     }
@@ -370,7 +376,7 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
     my $r = report(@run[0, 2, 3], '--resume', "$tmp/killed.ckpt",
                    '--save', "$tmp/resumed.ckpt");
     is($r && $r->{steps}, $steps - ($at // 0), '3.8: the resumed run ran the rest');
-    ok(slurp("$tmp/straight.ckpt") eq slurp("$tmp/resumed.ckpt"),
+    same_checkpoints("$tmp/straight.ckpt", "$tmp/resumed.ckpt",
        '3.8: killed and resumed gives the same bytes as a straight run');
     run($minigpt, '--quiet', '--steps', 60, '--save', "$tmp/half.ckpt");
     my ($s, undef, $e) = run(@run, '--resume', "$tmp/half.ckpt", '--save', "$tmp/lengthened.ckpt");
@@ -382,11 +388,13 @@ for my $case ([default => config(B => 1)], [deep => config(B => 1, L => 4)]) {
          '3.8: the solution shows the refusal');
     run(@run, '--resume', "$tmp/half.ckpt", '--save', "$tmp/lengthened.ckpt",
         '--allow-schedule-change');
-    my ($a, $b) = (slurp("$tmp/straight.ckpt"), slurp("$tmp/lengthened.ckpt"));
+    my ($a, $b) = map { slurp("$tmp/$_.ckpt/rank00000.shard") // '' }
+                  qw(straight lengthened);
     isnt($a, $b, '3.8: with --allow-schedule-change, a 60-step schedule resumed to 120 steps differs');
     my $first = 0;
     $first++ while $first < length $a && substr($a, $first, 1) eq substr($b, $first, 1);
-    is($first, 176, '3.8: ... from the first byte after the 176-byte header');
+    is($first, 256, '3.8: ... from the first byte after the 256 bytes of '
+       . 'header and run table');
     is($macro{SolThreeHSame}, 'identical', '3.8: the solution found them identical');
     is($macro{SolThreeHFirstDifference}, $first + 1,
        '3.8: the solution\'s first differing byte (counted from 1)');

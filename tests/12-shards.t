@@ -205,4 +205,38 @@ mkdir "$dir/plain" or die;
 refused('--save naming a directory that holds no checkpoint',
         qr/--save: .*no manifest/, $minigpt, @train, '--save', "$dir/plain");
 
+# The book's numbers (code/runs/12-shards.sh), from first principles: 405e9
+# parameters of 12 bytes (fp32 master weights and Adam's two moments), one
+# 400 Gb/s NIC of 50 GB/s, 16,384 GPUs of 80 GB.
+SKIP: {
+    my $numbers = root() . '/build/numbers';
+    skip 'run make first for the numbers of the book', 12
+        unless -f "$numbers/12-shards.tex";
+    my %m = %{ read_macros("$numbers/12-[Ss]hards*.tex") };
+    my ($bytes, $nic, $gpus) = (405e9 * 12, 400e9 / 8, 16384);
+    macro_agrees(\%m, 'ShardsOneCheckpointBytes', $bytes, 'the state');
+    macro_agrees(\%m, 'ShardsOneCheckpointTime', $bytes / $nic,
+                 'through one NIC');
+    macro_agrees(\%m, 'ShardsGpuMemories', $bytes / 80e9,
+                 "in H100s' memories");
+    macro_agrees(\%m, 'ShardsIdleGpuHours', $bytes / $nic * $gpus / 3600,
+                 'GPU-hours waiting for one writer');
+    macro_agrees(\%m, 'ShardsEachCheckpointBytes', $bytes / $gpus,
+                 "a rank's shard");
+    macro_agrees(\%m, 'ShardsEachCheckpointTime', $bytes / $gpus / $nic,
+                 'through its own NIC');
+    macro_agrees(\%m, 'ShardsAllNicsTBs', $nic * $gpus / 1e12,
+                 "the fleet's NICs, TB/s");
+    macro_agrees(\%m, 'ShardsNicGBs', $nic / 1e9, 'one NIC, GB/s');
+    is($m{ShardsSameLayout}, 'identical',
+       'the book: the same layout resumes to the same bytes');
+    is($m{ShardsDrill}, 'untouched', 'the book: the drill left the checkpoint');
+    my ($diff) = printed_number($m{ShardsReshardDiff});
+    ok(defined $diff && $diff <= 1e-6,
+       'the book: resharded losses within 1e-6 of the uninterrupted run\'s');
+    like(slurp(root() . '/build/transcripts/12-refusals.txt') // '',
+         qr/missing.*truncated.*holds step 2/s,
+         'the book: the three refusals, each for its reason');
+}
+
 done_testing();

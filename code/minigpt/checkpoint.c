@@ -1,4 +1,4 @@
-/* Tangled from chapters/99i-shards-plumbing.nw; edit the chapter, not this file. */
+/* Tangled from chapters/12c-sharded.nw and chapters/99i-shards-plumbing.nw; edit the chapters, not this file. */
 #define _GNU_SOURCE                              /* renameat2 */
 #include <dirent.h>
 #include <errno.h>
@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "trainer.h"
-
 static const char magic[8] = "MINIGPT";      /* with its final NUL */
 enum { FORMAT_VERSION = 3, HEADER_WORDS = 30 };
 enum {                      /* where the header's words lie */
@@ -79,9 +78,6 @@ static void state_of_header(const uint64_t *h, TrainingState *s)
                             (real)double_of(h[18]), (real)double_of(h[19]),
                             (real)double_of(h[20]), (real)double_of(h[21]) };
 }
-
-/* ---------------------------------------------------------------- spans */
-
 typedef struct {            /* numbers that lie together in both arrays */
     size_t whole;           /* where they start in the whole model's    */
     size_t local;           /* ... and in this rank's flat array        */
@@ -93,6 +89,19 @@ typedef struct {
     size_t count, room;
 } Spans;
 
+/* `at`, of `count` items of `size` bytes in room for *room, with room for
+   one more. */
+static void *room_for_one(void *at, size_t count, size_t *room, size_t size)
+{
+    if (count < *room)
+        return at;
+    *room = *room ? 2 * *room : 64;
+    void *more = realloc(at, *room * size);
+    if (more == NULL)
+        abort();
+    return more;
+}
+
 static void spans_add(Spans *s, size_t whole, size_t local, size_t count)
 {
     Span *last = s->count > 0 ? &s->at[s->count - 1] : NULL;
@@ -101,13 +110,7 @@ static void spans_add(Spans *s, size_t whole, size_t local, size_t count)
         last->count += count;
         return;
     }
-    if (s->count == s->room) {
-        s->room = s->room ? 2 * s->room : 64;
-        Span *more = realloc(s->at, s->room * sizeof *more);
-        if (more == NULL)
-            abort();
-        s->at = more;
-    }
+    s->at = room_for_one(s->at, s->count, &s->room, sizeof *s->at);
     s->at[s->count++] = (Span){ whole, local, count };
 }
 
@@ -170,9 +173,6 @@ static Spans model_spans(const Model *m, int writes)
     free(p.stage.at);
     return out;
 }
-
-/* --------------------------------------------------------- held pieces */
-
 typedef struct {          /* numbers of the rank's flat array it keeps */
     size_t local, count;
     real *array[3];       /* where: weights, first and second moment   */
@@ -221,13 +221,7 @@ typedef struct {
 static void pieces_add(Pieces *p, size_t whole, size_t count, real *w,
                        real *mo, real *v)
 {
-    if (p->count == p->room) {
-        p->room = p->room ? 2 * p->room : 64;
-        Piece *more = realloc(p->at, p->room * sizeof *more);
-        if (more == NULL)
-            abort();
-        p->at = more;
-    }
+    p->at = room_for_one(p->at, p->count, &p->room, sizeof *p->at);
     p->at[p->count++] = (Piece){ whole, count, { w, mo, v } };
 }
 
@@ -262,9 +256,6 @@ static void held_in_whole(const Spans *s, const Held *h, size_t held,
         }
     }
 }
-
-/* ---------------------------------------------------------- the layout */
-
 static void layout_words(const Settings *set, uint64_t *w)
 {
     w[0] = (uint64_t)set->mesh.tp;
@@ -279,7 +270,6 @@ static void shard_name(char *name, size_t size, const char *dir, int rank)
 {
     snprintf(name, size, "%s/rank%05d.shard", dir, rank);
 }
-
 /* The lowest failing rank's reason, on every rank of comm; -1 when some
    rank failed, 0 when none did. */
 static int agree_why(int failed, MPI_Comm comm, char *why, size_t why_size)
@@ -294,9 +284,6 @@ static int agree_why(int failed, MPI_Comm comm, char *why, size_t why_size)
     MPI_Bcast(why, (int)why_size, MPI_CHAR, first, comm);
     return -1;
 }
-
-/* ---------------------------------------------------------- the image */
-
 int shard_image(Settings *set, const TrainingState *s, ShardImage *image)
 {
     DataParallel *dp = &set->parallel;
@@ -348,9 +335,6 @@ void shard_image_free(ShardImage *image)
     free(image->bytes);
     image->bytes = NULL;
 }
-
-/* ------------------------------------------------------------ the save */
-
 static int sync_path(const char *path)
 {
     int fd = open(path, O_RDONLY);
@@ -359,16 +343,6 @@ static int sync_path(const char *path)
     int ok = fsync(fd) == 0 || errno == EINVAL;
     close(fd);
     return ok ? 0 : -1;
-}
-
-static void parent_of(const char *path, char *dir, size_t size)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        snprintf(dir, size, ".");
-    else                                     /* "/ckpt" is in "/" */
-        snprintf(dir, size, "%.*s", (int)(slash - path) + (slash == path),
-                 path);
 }
 
 /* Remove a directory of plain files; 0 when it is gone. */
@@ -387,7 +361,6 @@ int remove_checkpoint(const char *path)
     closedir(d);
     return rmdir(path);
 }
-
 int sharded_save_begin(Settings *set, const char *path,
                        const TrainingState *s, ShardedSave *save,
                        char *why, size_t why_size)
@@ -450,7 +423,6 @@ int sharded_save_write(ShardedSave *save, int rank, int fail,
     save->written = 1;
     return 0;
 }
-
 static int write_manifest(const ShardedSave *save, const Settings *set,
                           const uint64_t *sizes, const uint64_t *hashes)
 {
@@ -488,7 +460,7 @@ static int publish(const ShardedSave *save, const Settings *set,
                    char *why, size_t why_size)
 {
     char parent[4096];
-    parent_of(save->path, parent, sizeof parent);
+    split_path(save->path, parent, sizeof parent);
     if (write_manifest(save, set, sizes, hashes) != 0
         || sync_path(save->directory) != 0) {
         snprintf(why, why_size, "could not write %s/manifest (disk full?); "
@@ -604,9 +576,6 @@ int check_checkpoint_path(const char *command, const char *flag,
     rmdir(probe);
     return 0;
 }
-
-/* ------------------------------------------------------------ the load */
-
 typedef struct {
     uint64_t words[16];       /* layers .. seed, real, params, step, tp,
                                  pp, dp, zero, ranks                     */
@@ -729,7 +698,6 @@ static int check_shape(const char *path, const Manifest *mf,
     }
     return 0;
 }
-
 typedef struct {              /* a run of a shard, and where it lies */
     uint64_t whole, count;
     uint64_t at;              /* its first number among the shard's  */

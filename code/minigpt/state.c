@@ -12,7 +12,7 @@
 
 /* The directory part of `path` into dir ("." if it has none); returns the
    last component. */
-static const char *split_path(const char *path, char *dir, size_t size)
+const char *split_path(const char *path, char *dir, size_t size)
 {
     const char *slash = strrchr(path, '/');
     if (slash == NULL)

@@ -174,6 +174,9 @@ int remove_checkpoint(const char *path);
 /* 0 if path can take a checkpoint, 2 after one line. */
 int check_checkpoint_path(const char *command, const char *flag,
                           const char *path);
+/* The directory part of `path` into dir ("." if it has none); returns the
+   last component. */
+const char *split_path(const char *path, char *dir, size_t size);
 /* The runs a pipeline stage's flat array shares with the whole model's. */
 void stage_placement(const Model *m, RunVisitor visit, void *context);
 /* Chapter 12: save --save now, or with --async-save start its write on a
