@@ -113,4 +113,46 @@ refused('--fault-rank that is not a number', '--fault-rank',
         mpiexec(@two, qw(--steps 4 --fault-at-step 2 --fault-rank one)));
 ok(!-e "$dir/keep", 'a refused run writes no checkpoint');
 
+# ------------------------------------------ the book's stall, if made ----
+# Where make has run code/runs/12-stall.sh: the macros are the figure's
+# medians, the planner's answers are what fleet checkpoint says for those
+# stalls, and the sentence that reads them is the one the numbers choose.
+SKIP: {
+    my $tex = "$root/build/numbers/12-stall.tex";
+    my $csv = "$root/build/data/12-stall.csv";
+    skip 'make has not run code/runs/12-stall.sh', 6
+        unless -f $tex && -f $csv;
+    my %m = %{ read_macros($tex) };
+    my %row;
+    for my $line (split /\n/, slurp($csv)) {
+        my ($at, $kind, $ms, $lo, $hi) = split /,/, $line;
+        $row{$kind} = [$ms, $lo, $hi] if $at =~ /^\d+$/;
+    }
+    is($m{StallSyncMs}, sprintf('%.3g', $row{synchronous}[0]),
+       'the synchronous stall in the text is the figure\'s median');
+    is($m{StallAsyncMs}, sprintf('%.3g', $row{asynchronous}[0]),
+       'the asynchronous one too');
+    my $noise = 0;
+    for my $r (values %row) {
+        $noise = $r->[2] - $r->[1] if $r->[2] - $r->[1] > $noise;
+    }
+    my $diff = $row{synchronous}[0] - $row{asynchronous}[0];
+    like($m{StallVerdict},
+         $diff > $noise ? qr/^Writing on the thread cut the stall/
+         : -$diff > $noise ? qr/^Here the asynchronous save stalled/
+         : qr/^The two stalls/,
+         'the verdict is the one the medians and their spread choose');
+    for my $kind (qw(sync async)) {
+        my $stall = $row{$kind eq 'sync' ? 'synchronous' : 'asynchronous'}[0];
+        my $fleet = fleet_json('checkpoint', '--write-seconds', $stall / 1e3);
+        my $said = $m{$kind eq 'sync' ? 'StallSyncFraction'
+                                      : 'StallAsyncFraction'};
+        close_to($said, 100 * $fleet->{effective_fraction}, 1e-3,
+                 "$kind: the fleet's effective fraction is the planner's "
+                 . 'for that stall');
+    }
+    like($m{StallFleetVerdict}, qr/Daly's interval is \Q$m{StallSyncDaly}\E/,
+         'the fleet sentence names the synchronous stall\'s interval');
+}
+
 done_testing();

@@ -89,6 +89,5 @@ drill async "$write_step" "$write_rank" $((write_step - every)) --async-save
         DrillKillStep $kill_step DrillKillRank $kill_rank \
         DrillKillResumed $((kill_step / every * every)) \
         DrillWriteStep $write_step DrillWriteRank $write_rank \
-        DrillWriteResumed $((write_step - every)) \
-        DrillShardBytes "$(wc -c < reference/rank00000.shard | tr -d ' ')"
+        DrillWriteResumed $((write_step - every))
 } > "$numbers/12-fault-drill.tex"
