@@ -645,11 +645,21 @@ static int sweep(int rank, int n, Option *options)
     }
     /* The ring with the fewest ranks cuts the largest chunks: the scratch's */
     int smallest_ring = hierarchy && group > 1 ? group : n;
+    size_t top = first;                  /* the largest power of two swept */
+    while (top * 2 <= max)
+        top *= 2;
+    if (first_op == ALLTOALL && whole_blocks(ALLTOALL, top, n) == 0) {
+        if (rank == 0)
+            complain(command, "--max-bytes %zu: the all-to-all sends at least "
+                     "one float to each of the %d ranks, %zu bytes", max, n,
+                     sizeof(float) * (size_t)n);
+        return 2;
+    }
     size_t counts_fit = (size_t)INT_MAX / 2 * sizeof(float);  /* MPI counts */
     if (max > counts_fit)
         max = counts_fit;
     size_t fits = memory_limit(n) / (first_op == ALLTOALL ? 2 : 1);
-    if (max > fits) {                /* the all-to-all receives into a second */
+    if (max > fits) {            /* the all-to-all: a second buffer */
         max = fits;
         if (rank == 0)
             fprintf(stderr, "allreduce: --max-bytes clamped to %zu bytes to "

@@ -313,6 +313,8 @@ static void report_moe(Report *r, const Moe *m)
     report_add(r, "step_messages", FIELD_COUNT, m->step_messages);
     report_add(r, "nvlink_bandwidth", FIELD_BYTES, m->nvlink.bandwidth);
     report_add(r, "nic_bandwidth", FIELD_BYTES, m->nic.bandwidth);
+    report_add(r, "nvlink_over_nic", FIELD_REAL,
+               m->nvlink.bandwidth / m->nic.bandwidth);
     report_add(r, "step_alltoall_s", FIELD_REAL, m->step_alltoall_s);
     report_add(r, "step_compute_s", FIELD_REAL, m->step_compute_s);
     report_add(r, "alltoall_over_compute", FIELD_REAL,
