@@ -156,6 +156,40 @@ refused('gradcheck on two ranks', '--gradcheck',
 refused('an unknown flag', '--expert',
         mpiexec(2, $moe, qw(--expert 4)));
 
+# After make: the section's numbers are the runs' (each macro from the JSON
+# it names), and the figure's data hold every slot and the capacities.
+SKIP: {
+    my $root = root();
+    my $numbers = "$root/build/numbers/13-moe-layer.tex";
+    skip 'make has not run the section yet', 8 unless -e $numbers;
+    my $m = read_macros($numbers);
+    my %run = map { $_ => JSON::PP::decode_json(
+                        slurp("$root/build/data/13-moe-layer-$_.json")) }
+              qw(balanced-low balanced-high skewed-low skewed-high);
+    for my $case (['BalancedDropLow', 'balanced-low'],
+                  ['BalancedDropHigh', 'balanced-high'],
+                  ['SkewedDropLow', 'skewed-low'],
+                  ['SkewedDropHigh', 'skewed-high']) {
+        my ($name, $run) = @$case;
+        is($m->{"MoeLayer$name"},
+           sprintf('%.3g\,\%%', 100 * $run{$run}{drop_fraction}),
+           "\\MoeLayer$name is the $run run's drop fraction");
+    }
+    is($m->{MoeLayerSkewedImbalance},
+       sprintf('%.3g', $run{'skewed-high'}{load_imbalance}),
+       '\MoeLayerSkewedImbalance is the run\'s');
+    my $csv = slurp("$root/build/data/13-experts.csv") // '';
+    my @rows = map { [split /,/] } grep { /^\d/ } split /\n/, $csv;
+    my ($balanced, $skewed) = (0, 0);
+    for (@rows) { $balanced += $_->[1]; $skewed += $_->[2] }
+    is($balanced, $run{'balanced-low'}{slots}, 'figure: balanced slots sum');
+    is($skewed, $run{'skewed-low'}{slots}, 'figure: skewed slots sum');
+    is_deeply([map { "$_->[3] $_->[4]" } @rows],
+              [("$run{'balanced-low'}{capacity} "
+                . "$run{'balanced-high'}{capacity}") x @rows],
+              'figure: the capacity lines are the runs\'');
+}
+
 my ($status, $help) = run($moe, '--help');
 is($status, 0, '--help: exit 0');
 like($help, qr/--capacity-factor/, '--help names --capacity-factor');

@@ -10,10 +10,10 @@
 
 enum { MOE_MAX_EXPERTS = 64 };
 
-typedef enum {
+enum {                       /* the phases timed */
     PHASE_ROUTER, PHASE_DISPATCH, PHASE_EXPERTS, PHASE_COMBINE,
     PHASE_BACKWARD, PHASES
-} Phase;
+};
 
 static const char *const phase_names[PHASES] = {
     "router", "dispatch", "experts", "combine", "backward"
@@ -56,7 +56,7 @@ typedef struct {             /* where n tokens go                        */
 } Routing;
 typedef struct {
     GemmWorkspace ws;
-    Routing route;           /* of the n tokens it routes               */
+    Routing routing;         /* of the n tokens it routes               */
     long *taken;             /* (E) slots each expert has taken          */
     real *send_rows;         /* (n k, C) kept slots' tokens, by expert   */
     int *send_expert;        /* (n k)    their experts                   */
@@ -87,7 +87,7 @@ typedef struct {
     int send_count_c[MOE_MAX_EXPERTS], send_offset_c[MOE_MAX_EXPERTS];
     int recv_count_c[MOE_MAX_EXPERTS], recv_offset_c[MOE_MAX_EXPERTS];
     long dropped;            /* slots dropped, of this rank's tokens     */
-    double bytes_sent;       /* to other ranks, dispatch and combine     */
+    double sent_bytes;       /* to other ranks, dispatch and combine     */
     double seconds[PHASES];
     double flops;
 } Layer;
@@ -98,7 +98,7 @@ static int layer_init(Layer *b, const MoeShape *s, int n, int V, int M)
     size_t C = (size_t)s->hidden, k = (size_t)s->top_k, E = s->experts;
     size_t S = (size_t)n * k;
     gemm_workspace_init(&b->ws);
-    b->route = (Routing){ malloc(sizeof(int) * S), malloc(sizeof(real) * S),
+    b->routing = (Routing){ malloc(sizeof(int) * S), malloc(sizeof(real) * S),
                           malloc(sizeof(int) * S), malloc(sizeof(long) * E),
                           malloc(sizeof(real) * (size_t)n * E),
                           malloc(sizeof(real) * (size_t)n) };
@@ -129,9 +129,9 @@ static int layer_init(Layer *b, const MoeShape *s, int n, int V, int M)
     return b->send_grad && b->send_din && b->recv_grad && b->recv_din
         && b->dgathered && b->dhidden && b->dactive && b->dgate
         && b->dlogits && b->dfrom_router && b->ws.a && b->ws.b
-        && b->route.expert && b->route.gate
-        && b->route.kept && b->route.routed && b->route.probs
-        && b->route.chosen && b->taken
+        && b->routing.expert && b->routing.gate
+        && b->routing.kept && b->routing.routed && b->routing.probs
+        && b->routing.chosen && b->taken
         && b->send_rows && b->send_expert && b->slot_row && b->send_out
         && b->recv_rows && b->recv_expert && b->recv_out && b->gathered
         && b->result && b->hidden && b->active ? 0 : -1;
@@ -140,8 +140,8 @@ static int layer_init(Layer *b, const MoeShape *s, int n, int V, int M)
 static void layer_free(Layer *b)
 {
     gemm_workspace_free(&b->ws);
-    void *all[] = { b->route.expert, b->route.gate, b->route.kept,
-                    b->route.routed, b->route.probs, b->route.chosen,
+    void *all[] = { b->routing.expert, b->routing.gate, b->routing.kept,
+                    b->routing.routed, b->routing.probs, b->routing.chosen,
                     b->taken, b->send_rows,
                     b->send_expert, b->slot_row, b->send_out, b->recv_rows,
                     b->recv_expert, b->recv_out, b->gathered, b->result,
@@ -165,7 +165,7 @@ static void scale_counts(Layer *b, int R, int C)
 enum { STREAM_ROUTER = 1, STREAM_EXPERT = 2, STREAM_TOKEN = 3,
        STREAM_GRADIENT = 4 };
 
-static Rng stream(uint64_t seed, uint64_t purpose, uint64_t index)
+static Rng moe_stream(uint64_t seed, uint64_t purpose, uint64_t index)
 {
     Rng a = { seed };
     Rng b = { rng_next(&a) ^ purpose * 0x9e3779b97f4a7c15ULL };
@@ -186,7 +186,8 @@ static void make_tokens(const MoeShape *s, int purpose, long first, int n,
                         real *x)
 {
     for (int i = 0; i < n; i++) {
-        Rng r = stream(s->seed, (uint64_t)purpose, (uint64_t)(first + i));
+        Rng r = moe_stream(s->seed, (uint64_t)purpose,
+                           (uint64_t)(first + i));
         fill_normal(x + (size_t)i * s->hidden, (size_t)s->hidden, 1, &r);
     }
 }
@@ -223,13 +224,13 @@ static int make_weights(const MoeShape *s, int first, int held,
     size_t C = (size_t)s->hidden, E = (size_t)s->experts;
     if (zero_weights(s, first, held, w) != 0)
         return -1;
-    Rng r = stream(s->seed, STREAM_ROUTER, 0);
+    Rng r = moe_stream(s->seed, STREAM_ROUTER, 0);
     fill_normal(w->router_w, C * E, 1 / sqrt((double)C), &r);
     for (size_t e = 0; e < E; e++)
         w->router_b[e] = (real)(-s->skew * log(e + 1.0));
     for (int e = first; e < first + held; e++) {
         Expert *x = &w->expert[e];
-        Rng q = stream(s->seed, STREAM_EXPERT, (uint64_t)e);
+        Rng q = moe_stream(s->seed, STREAM_EXPERT, (uint64_t)e);
         fill_normal(x->up_w, C * 4 * C, 1 / sqrt((double)C), &q);
         fill_normal(x->up_b, 4 * C, 0.1 / sqrt((double)C), &q);
         fill_normal(x->down_w, 4 * C * C, 1 / sqrt(4.0 * C), &q);
@@ -478,16 +479,16 @@ static void moe_forward(Layer *b, const MoeShape *s, const MoeWeights *w,
     int R = s->ranks, rank, per_rank = E / R;
     MPI_Comm_rank(comm, &rank);
     double t0 = MPI_Wtime();
-    route(&b->ws, s, w, x, N, &b->route);
+    route(&b->ws, s, w, x, N, &b->routing);
     long before[MOE_MAX_EXPERTS] = { 0 };  /* earlier ranks' slots, per e */
-    MPI_Exscan(b->route.routed, before, E, MPI_LONG, MPI_SUM, comm);
+    MPI_Exscan(b->routing.routed, before, E, MPI_LONG, MPI_SUM, comm);
     if (rank == 0)                         /* MPI leaves rank 0's undefined */
         memset(before, 0, sizeof before);
-    b->dropped = keep_within_capacity(&b->route, N, k, E, before,
+    b->dropped = keep_within_capacity(&b->routing, N, k, E, before,
                                       expert_capacity(s), b->taken);
     double t1 = MPI_Wtime();
     int count[MOE_MAX_EXPERTS], offset[MOE_MAX_EXPERTS];    /* per expert */
-    pack_by_expert(&b->route, x, N, k, E, C, b->send_rows, b->send_expert,
+    pack_by_expert(&b->routing, x, N, k, E, C, b->send_rows, b->send_expert,
                    b->slot_row, count, offset);
     for (int d = 0; d < R; d++) {
         b->send_count[d] = 0;
@@ -508,10 +509,10 @@ static void moe_forward(Layer *b, const MoeShape *s, const MoeWeights *w,
                   comm);
     MPI_Alltoallv(b->send_expert, b->send_count, b->send_offset, MPI_INT,
                   b->recv_expert, b->recv_count, b->recv_offset, MPI_INT, comm);
-    b->bytes_sent = 0;
+    b->sent_bytes = 0;
     for (int d = 0; d < R; d++)
         if (d != rank)
-            b->bytes_sent += (double)b->send_count[d]
+            b->sent_bytes += (double)b->send_count[d]
                            * (C * sizeof(real) + sizeof(int));
     double t2 = MPI_Wtime();
     run_experts(b, s, w, b->recv_rows, b->recv_expert, V, b->recv_out);
@@ -521,8 +522,8 @@ static void moe_forward(Layer *b, const MoeShape *s, const MoeWeights *w,
                   comm);
     for (int d = 0; d < R; d++)
         if (d != rank)
-            b->bytes_sent += (double)b->recv_count[d] * C * sizeof(real);
-    combine_tokens(&b->route, b->slot_row, b->send_out, x, N, k, C, y);
+            b->sent_bytes += (double)b->recv_count[d] * C * sizeof(real);
+    combine_tokens(&b->routing, b->slot_row, b->send_out, x, N, k, C, y);
     double t4 = MPI_Wtime();
     b->seconds[PHASE_ROUTER] = t1 - t0;
     b->seconds[PHASE_DISPATCH] = t2 - t1;
@@ -537,7 +538,7 @@ static void moe_backward(Layer *b, const MoeShape *s, const MoeWeights *w,
                          real *dx, MPI_Comm comm)
 {
     int N = s->tokens, k = s->top_k, C = s->hidden;
-    slot_gradients(&b->route, b->slot_row, b->send_out, dy, N, k, C,
+    slot_gradients(&b->routing, b->slot_row, b->send_out, dy, N, k, C,
                    b->send_grad, b->dgate);
     MPI_Alltoallv(b->send_grad, b->send_count_c, b->send_offset_c,
                   MPI_FLOAT, b->recv_grad, b->recv_count_c,
@@ -568,7 +569,7 @@ static void moe_backward(Layer *b, const MoeShape *s, const MoeWeights *w,
     MPI_Alltoallv(b->recv_din, b->recv_count_c, b->recv_offset_c,
                   MPI_FLOAT, b->send_din, b->send_count_c,
                   b->send_offset_c, MPI_FLOAT, comm);
-    token_gradients(&b->ws, s, &b->route, b->slot_row, b->send_din,
+    token_gradients(&b->ws, s, &b->routing, b->slot_row, b->send_din,
                     b->dgate, w, g, x, dy, N, b->dlogits, b->dfrom_router,
                     dx, &b->flops);
 }
@@ -580,12 +581,12 @@ static long moe_reference(Layer *b, const MoeShape *s, const MoeWeights *w,
 {
     int n = s->tokens * s->ranks, k = s->top_k, E = s->experts;
     int C = s->hidden;
-    route(&b->ws, s, w, x, n, &b->route);
+    route(&b->ws, s, w, x, n, &b->routing);
     long none[MOE_MAX_EXPERTS] = { 0 };
-    long dropped = keep_within_capacity(&b->route, n, k, E, none,
+    long dropped = keep_within_capacity(&b->routing, n, k, E, none,
                                         expert_capacity(s), b->taken);
     int *count = b->expert_count, *offset = b->expert_offset;
-    pack_by_expert(&b->route, x, n, k, E, C, b->send_rows, b->send_expert,
+    pack_by_expert(&b->routing, x, n, k, E, C, b->send_rows, b->send_expert,
                    b->slot_row, count, offset);
     for (int e = 0; e < E; e++)
         if (count[e] > 0)
@@ -593,8 +594,8 @@ static long moe_reference(Layer *b, const MoeShape *s, const MoeWeights *w,
                            b->send_out + (size_t)offset[e] * C,
                            b->send_rows + (size_t)offset[e] * C, b->hidden,
                            b->active, count[e], C, &b->flops);
-    combine_tokens(&b->route, b->slot_row, b->send_out, x, n, k, C, y);
-    memcpy(routed, b->route.routed, sizeof(long) * (size_t)E);
+    combine_tokens(&b->routing, b->slot_row, b->send_out, x, n, k, C, y);
+    memcpy(routed, b->routing.routed, sizeof(long) * (size_t)E);
     return dropped;
 }
 /* dx (NR, C) from dy (NR, C), after moe_reference on x (NR, C); every
@@ -604,7 +605,7 @@ static void moe_reference_backward(Layer *b, const MoeShape *s,
                                    const real *x, const real *dy, real *dx)
 {
     int n = s->tokens * s->ranks, k = s->top_k, C = s->hidden;
-    slot_gradients(&b->route, b->slot_row, b->send_out, dy, n, k, C,
+    slot_gradients(&b->routing, b->slot_row, b->send_out, dy, n, k, C,
                    b->send_grad, b->dgate);
     for (int e = 0; e < s->experts; e++) {
         size_t at = (size_t)b->expert_offset[e] * C;
@@ -615,7 +616,7 @@ static void moe_reference_backward(Layer *b, const MoeShape *s,
                             b->dhidden, b->dactive, b->expert_count[e], C,
                             &b->flops);
     }
-    token_gradients(&b->ws, s, &b->route, b->slot_row, b->send_din,
+    token_gradients(&b->ws, s, &b->routing, b->slot_row, b->send_din,
                     b->dgate, w, g, x, dy, n, b->dlogits, b->dfrom_router,
                     dx, &b->flops);
 }
@@ -631,8 +632,8 @@ static double layer_loss(Layer *b, const MoeShape *s, const MoeWeights *w,
     long routed[MOE_MAX_EXPERTS];
     int n = s->tokens, k = s->top_k;
     moe_reference(b, s, w, x, y, routed);
-    *same = memcmp(b->route.expert, expert0, sizeof(int) * n * k) == 0
-         && memcmp(b->route.kept, kept0, sizeof(int) * n * k) == 0;
+    *same = memcmp(b->routing.expert, expert0, sizeof(int) * n * k) == 0
+         && memcmp(b->routing.kept, kept0, sizeof(int) * n * k) == 0;
     double loss = 0;
     for (size_t i = 0; i < (size_t)n * s->hidden; i++)
         loss += (double)dy[i] * y[i];
@@ -642,7 +643,7 @@ static double layer_loss(Layer *b, const MoeShape *s, const MoeWeights *w,
 /* One rank: the central differences of a sample of every tensor's entries
    against the backward pass; printed on f as the options ask. 0: OK,
    1: FAIL, 2: no memory. */
-static int gradcheck(const MoeShape *s, FILE *f, Option *o)
+static int moe_gradcheck(const MoeShape *s, FILE *f, Option *o)
 {
     int n = s->tokens, C = s->hidden, E = s->experts, k = s->top_k;
     long capacity = expert_capacity(s), slots = (long)k * n;
@@ -663,9 +664,9 @@ static int gradcheck(const MoeShape *s, FILE *f, Option *o)
     make_tokens(s, STREAM_TOKEN, 0, n, x);
     make_tokens(s, STREAM_GRADIENT, 0, n, dy);
     int same;
-    layer_loss(&b, s, &w, x, dy, y, b.route.expert, b.route.kept, &same);
-    memcpy(expert0, b.route.expert, sizeof(int) * slots);
-    memcpy(kept0, b.route.kept, sizeof(int) * slots);
+    layer_loss(&b, s, &w, x, dy, y, b.routing.expert, b.routing.kept, &same);
+    memcpy(expert0, b.routing.expert, sizeof(int) * slots);
+    memcpy(kept0, b.routing.kept, sizeof(int) * slots);
     moe_reference_backward(&b, s, &w, &g, x, dy, dx);
     int tensors = 2 + 4 * E, checked = 0, skipped = 0;
     double worst = 0;
@@ -682,7 +683,7 @@ static int gradcheck(const MoeShape *s, FILE *f, Option *o)
                 break;
         default: v = we->down_b; d = ge->down_b; count = (size_t)C; break;
         }
-        Rng pick = stream(s->seed, STREAM_GRADIENT + 1, (uint64_t)t);
+        Rng pick = moe_stream(s->seed, STREAM_GRADIENT + 1, (uint64_t)t);
         for (int sample = 0; sample < GRADCHECK_SAMPLES; sample++) {
             size_t i = (size_t)(rng_next(&pick) % count);
             real old = v[i];
@@ -880,8 +881,9 @@ static void moe_print(FILE *f, const MoeResult *m)
             "dropped");
     for (int e = 0; e < s->experts; e++) {
         long kept = m->routed[e] < m->capacity ? m->routed[e] : m->capacity;
-        fprintf(f, "%6d %5d %8ld %8ld %8ld\n", e, e / per, m->routed[e],
-                kept, m->routed[e] - kept);
+        fprintf(f, "%6d %5d %8s %8s %8s\n", e, e / per,
+                grouped((double)m->routed[e]).s, grouped((double)kept).s,
+                grouped((double)(m->routed[e] - kept)).s);
         busiest = m->routed[e] > busiest ? (double)m->routed[e] : busiest;
     }
     fprintf(f, "dropped %s of %s slots (%s %%); %s lost every expert\n",
@@ -975,7 +977,7 @@ static int moe_run(Option *o, int rank, int R)
         Output out;
         if (output_open(&out, "moe", o) != 0)
             return 2;
-        int verdict = gradcheck(&s, out.file, o);
+        int verdict = moe_gradcheck(&s, out.file, o);
         return output_commit(&out, "moe") != 0 ? 2 : verdict;
     }
     int N = s.tokens, C = s.hidden, k = s.top_k, per = s.experts / R;
@@ -985,9 +987,11 @@ static int moe_run(Option *o, int rank, int R)
     int M = (int)(capacity < V ? capacity : V);
     MoeWeights w, g;                    /* the weights and their gradients */
     Layer b;
-    size_t NC = (size_t)N * C;
-    real *x = malloc(sizeof(real) * NC), *y = malloc(sizeof(real) * NC);
-    real *dy = malloc(sizeof(real) * NC), *dx = malloc(sizeof(real) * NC);
+    size_t numbers = (size_t)N * C;
+    real *x = malloc(sizeof(real) * numbers);                 /* (N, C) */
+    real *y = malloc(sizeof(real) * numbers);                 /* (N, C) */
+    real *dy = malloc(sizeof(real) * numbers);                /* (N, C) */
+    real *dx = malloc(sizeof(real) * numbers);                /* (N, C) */
     int repeats = (int)option_number(o, "--repeats");
     int backward = option_given(o, "--backward");
     double *times = malloc(sizeof(double) * PHASES * (size_t)repeats);
@@ -1023,7 +1027,7 @@ static int moe_run(Option *o, int rank, int R)
             lost &= b.slot_row[(size_t)i * k + j] < 0;
         unserved += lost;
     }
-    MPI_Reduce(b.route.routed, m.routed, s.experts, MPI_LONG, MPI_SUM, 0,
+    MPI_Reduce(b.routing.routed, m.routed, s.experts, MPI_LONG, MPI_SUM, 0,
                MPI_COMM_WORLD);
     counts[0] = b.dropped;
     counts[1] = unserved;
@@ -1035,9 +1039,9 @@ static int moe_run(Option *o, int rank, int R)
         rows += d == rank ? 0 : b.send_count[d];
     MPI_Reduce(&rows, &m.rows_across, 1, MPI_DOUBLE, MPI_SUM, 0,
                MPI_COMM_WORLD);
-    MPI_Reduce(&b.bytes_sent, &m.bytes_mean, 1, MPI_DOUBLE, MPI_SUM, 0,
+    MPI_Reduce(&b.sent_bytes, &m.bytes_mean, 1, MPI_DOUBLE, MPI_SUM, 0,
                MPI_COMM_WORLD);
-    MPI_Reduce(&b.bytes_sent, &m.bytes_max, 1, MPI_DOUBLE, MPI_MAX, 0,
+    MPI_Reduce(&b.sent_bytes, &m.bytes_max, 1, MPI_DOUBLE, MPI_MAX, 0,
                MPI_COMM_WORLD);
     m.bytes_mean /= R;
     if (rank == 0)
@@ -1084,8 +1088,8 @@ static const double moe_atol = 1e-6, moe_rtol = 1e-5;
 
 /* The largest |got - want| of n numbers; clears *ok where one is more than
    moe_atol + moe_rtol x the largest |want| (by_tensor) or x its own. */
-static double largest_difference(const real *got, const real *want,
-                                 size_t n, int by_tensor, int *ok)
+static double worst_difference(const real *got, const real *want,
+                               size_t n, int by_tensor, int *ok)
 {
     double largest = 0, worst = 0;
     for (size_t i = 0; i < n; i++)
@@ -1165,19 +1169,19 @@ static int verify_layer(const MoeShape *s, const real *y, const real *dx,
     m->routing_equal = dropped == m->dropped
         && memcmp(routed, m->routed, sizeof(long) * s->experts) == 0;
     int within = 1;
-    m->max_diff = largest_difference(got, want, all, 0, &within);
+    m->max_diff = worst_difference(got, want, all, 0, &within);
     if (dx != NULL) {
         make_tokens(s, STREAM_GRADIENT, 0, N * R, dy);
         moe_reference_backward(&b, s, &w, &gr, x, dy, want_dx);
-        m->max_ddx = largest_difference(got_dx, want_dx, all, 1, &within);
-        m->max_dgrad = largest_difference(got_router, gr.router_w,
-                                          (size_t)C * E, 1, &within);
+        m->max_ddx = worst_difference(got_dx, want_dx, all, 1, &within);
+        m->max_dgrad = worst_difference(got_router, gr.router_w,
+                                        (size_t)C * E, 1, &within);
         size_t C4 = (size_t)4 * C, part[4] = { C * C4, C4, C4 * C, (size_t)C };
         for (int e = 0; e < E; e++) {
             pack_expert(&gr.expert[e], C, flat);
             for (size_t t = 0, at = 0; t < 4; at += part[t++]) {
-                double d = largest_difference(got_experts + e * P + at, flat + at,
-                                              part[t], 1, &within);
+                double d = worst_difference(got_experts + e * P + at, flat + at,
+                                            part[t], 1, &within);
                 m->max_dgrad = d > m->max_dgrad ? d : m->max_dgrad;
             }
         }

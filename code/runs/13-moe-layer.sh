@@ -104,6 +104,11 @@ awk -v ranks="$(field ranks "$balanced_high")" \
         printf "\\newcommand{\\MoeLayer%s}{%s}\n", name, value
     }
     function percent(x) { return sprintf("%.3g\\,\\%%", 100 * x) }
+    function small(x,   e) {          # 7.6e-06 as $7.6\times10^{-6}$
+        if (x == 0) return "0"
+        e = int(log(x) / log(10)); if (10 ^ e > x) e--
+        return sprintf("$%.2g\\times10^{%d}$", x / 10 ^ e, e)
+    }
     BEGIN {
         macro("Ranks", ranks); macro("Experts", experts)
         macro("PerRank", per); macro("TopK", k)
@@ -119,8 +124,8 @@ awk -v ranks="$(field ranks "$balanced_high")" \
         macro("SkewedDropHigh", percent(sdh))
         macro("BalancedImbalance", sprintf("%.3g", bimb))
         macro("SkewedImbalance", sprintf("%.3g", simb))
-        macro("VerifyDiff", diff == 0 ? "0" : sprintf("%.2g", diff))
-        macro("VerifyGradDiff", grad == 0 ? "0" : sprintf("%.2g", grad))
+        macro("VerifyDiff", small(diff))
+        macro("VerifyGradDiff", small(grad))
         split(gradcheck, gc, " ")
         macro("GradcheckEntries", gc[1]); macro("GradcheckSkipped", gc[2])
         macro("GradcheckWorst", sprintf("%.2g", gc[3]))
@@ -167,9 +172,7 @@ awk -v ranks="$(field ranks "$balanced_high")" \
                "rank.")
         macro("BytesSentence", s)
         comm = dispatch + combine
-        macro("TimeSentence", "On this machine the dispatch took " \
-              duration(dispatch) " and the combine " duration(combine) \
-              ", the experts " duration(experts_s) ": the all-to-alls took " \
+        macro("TimeSentence", "The two all-to-alls together took " \
               (comm > experts_s ? "more" : "less") " of the layer'"'"'s time " \
               "than the experts'"'"' arithmetic did.")
     }' > "$numbers/13-moe-layer.tex"
