@@ -33,8 +33,9 @@ int main(int argc, char **argv)
           "split each batch into this many (gradient accumulation)", 1, NULL, 0 },
         { "--eval-every", OPT_COUNT, 1e7, "steps between validation losses", 50,
           NULL, 0 },
-        { "--save", OPT_PATH, 0, "write a checkpoint here (at the end, and "
-          "every --save-every steps)", 0, NULL, 0 },
+        { "--save", OPT_PATH, 0, "write a checkpoint here, a directory of a "
+          "shard per rank (at the end, and every --save-every steps)", 0, NULL,
+          0 },
         { "--save-every", OPT_COUNT, 1e7, "steps between checkpoints", 0, NULL,
           0 },
         { "--resume", OPT_PATH, 0, "continue from this checkpoint", 0, NULL, 0 },
