@@ -211,7 +211,7 @@ answers_not_given_away($text, \%macro, qw(
     SolThirteenESkewOneDropped SolThirteenESkewOneImbalance));
 solutions_pdf_ok(chapter => 13, solution => 'solutions/13-experts.tex',
                  title => 'Mixture of experts', items => scalar @items,
-                 key => { 1 => $macro{SolThirteenAMemoryFloorBytes},
+                 key => { 1 => $macro{SolThirteenAExpertShare},
                           3 => $macro{SolThirteenCPayloadBytes},
                           5 => $macro{SolThirteenESkewOneDropped} },
                  newer_than => "$sols/13-ex6-derived.tex");
