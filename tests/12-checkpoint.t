@@ -223,7 +223,7 @@ for my $k (0.1, 0.5, 1, 2, 10) {
     is($status, 0, 'fleet checkpoint --simulate 20 runs');
     for my $line (qr/^interruptions  419 in 54 days on 16,384 GPUs/m,
                   qr/^  M = 50,677 h ÷ 16,384 = 3\.09 h$/m,
-                  qr/^Young          τ = √\(2δM\)/m, qr/^Daly  /m,
+                  qr/^Young          τ = sqrt\(2δM\)/m, qr/^Daly  /m,
                   qr/^effective      f = τ ÷ E = /m, qr/^wall clock /m,
                   qr/^simulated      20 runs: f = /m) {
         like($out, $line, "the derivation has $line");

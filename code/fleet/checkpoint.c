@@ -37,7 +37,7 @@ typedef struct {
     double effective_fraction; /* τ / E(τ)                                  */
     double wall_clock_s;       /* W / f                                     */
 } FailingRun;
-/* Llama 3 405B's pre-training (arXiv:2407.21783, Section 3.3.4): 419
+/* Llama 3 405B's pre-training (arXiv:2407.21783, Section 3.3): 419
    unexpected interruptions in a 54-day window on 16,384 H100s. */
 #define PUBLISHED_INTERRUPTIONS 419
 #define PUBLISHED_WINDOW_DAYS 54
@@ -197,7 +197,7 @@ static void derive_failing_run(FailingRun *r)
     r->wall_clock_s = r->work_s / r->effective_fraction;
 }
 /* A part's mean time between failures, in hours as its flag takes it. */
-static Text hours(double seconds)
+static Text in_hours(double seconds)
 {
     return sig(seconds / 3600, 3);
 }
@@ -208,17 +208,17 @@ static void print_rate(FILE *out, const FailingRun *r)
     double gpu_mtbf_s = r->fleet_mtbi_s * r->gpus;
     switch (r->source) {
     case RATE_GPU:
-        fprintf(out, "interruptions  one GPU fails every %s h; %s of them:"
-                "\n  M = %s h ÷ %s = %s\n", hours(r->part_mtbf_s).s, gpus.s,
-                hours(r->part_mtbf_s).s, grouped(r->gpus).s,
+        fprintf(out, "interruptions  one GPU fails every %s h; %s:\n"
+                "  M = %s h ÷ %s = %s\n", in_hours(r->part_mtbf_s).s,
+                gpus.s, in_hours(r->part_mtbf_s).s, grouped(r->gpus).s,
                 duration(r->fleet_mtbi_s).s);
         break;
     case RATE_NODE:
         fprintf(out, "interruptions  one node fails every %s h; %s of %s:"
-                "\n  M = %s h ÷ %s = %s\n", hours(r->part_mtbf_s).s,
+                "\n  M = %s h ÷ %s = %s\n", in_hours(r->part_mtbf_s).s,
                 counted(r->nodes, "node", "nodes").s,
                 counted(r->gpus_per_node, "GPU", "GPUs").s,
-                hours(r->part_mtbf_s).s, grouped(r->nodes).s,
+                in_hours(r->part_mtbf_s).s, grouped(r->nodes).s,
                 duration(r->fleet_mtbi_s).s);
         break;
     case RATE_OBSERVED:
@@ -233,14 +233,14 @@ static void print_rate(FILE *out, const FailingRun *r)
                 "  M = %s h ÷ %s = %s\n", grouped(r->interruptions).s,
                 duration(r->window_s).s, grouped(r->observed_gpus).s,
                 grouped(r->observed_gpus).s, duration(r->window_s).s,
-                grouped(r->interruptions).s, hours(gpu_mtbf_s).s, gpus.s,
-                hours(gpu_mtbf_s).s, grouped(r->gpus).s,
+                grouped(r->interruptions).s, in_hours(gpu_mtbf_s).s, gpus.s,
+                in_hours(gpu_mtbf_s).s, grouped(r->gpus).s,
                 duration(r->fleet_mtbi_s).s);
         return;
     }
     if (r->source != RATE_GPU)
         fprintf(out, "  one GPU's share: %s × M = %s h between failures\n",
-                grouped(r->gpus).s, hours(gpu_mtbf_s).s);
+                grouped(r->gpus).s, in_hours(gpu_mtbf_s).s);
 }
 
 static void print_failing_run(FILE *out, const FailingRun *r,
@@ -260,10 +260,10 @@ static void print_failing_run(FILE *out, const FailingRun *r,
     else
         fprintf(out, "; its stall (--write-seconds): δ = %s\n",
                 duration(d).s);
-    fprintf(out, "Young          τ = √(2δM) = √(2 × %s × %s) = %s\n",
+    fprintf(out, "Young          τ = sqrt(2δM) = sqrt(2 × %s × %s) = %s\n",
             duration(d).s, duration(M).s, duration(r->young_s).s);
-    fprintf(out, "Daly           τ = √(2δM) [1 + √(δ/2M)/3 + (δ/2M)/9] "
-            "− δ = %s\n", duration(r->daly_s).s);
+    fprintf(out, "Daly           τ = sqrt(2δM) [1 + sqrt(δ/2M)/3 + (δ/2M)/9] "
+            "− δ\n               = %s\n", duration(r->daly_s).s);
     fprintf(out, "best           e^((τ+δ)/M) (1 − τ/M) = 1 at τ = %s\n",
             duration(r->optimum_s).s);
     fprintf(out, "one interval   τ = %s%s; with its write it takes, on "
@@ -363,8 +363,7 @@ int checkpoint_main(int argc, char **argv)
         { "--gpus-per-node", OPT_COUNT, 1024, "GPUs in a node (for "
           "--node-mtbf-hours)", 8, NULL, 0 },
         { "--mtbf-hours", OPT_NUMBER, 1e9, "hours between failures of one GPU "
-          "(default: Llama 3's 419 interruptions in 54 days on 16,384 GPUs, each "
-          "GPU's share)", 0, NULL, 0 },
+          "(default: each GPU's share of Llama 3's published count)", 0, NULL, 0 },
         { "--node-mtbf-hours", OPT_NUMBER, 1e9, "hours between failures of one "
           "node (instead of --mtbf-hours)", 0, NULL, 0 },
         { "--interruptions", OPT_COUNT, 1e9, "interruptions counted on this "

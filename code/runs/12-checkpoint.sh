@@ -80,7 +80,9 @@ awk -F, -v runs=$runs -v mtbfs="$mtbfs" \
     -v interval="$data/12-interval.csv" -v compute="$data/12-compute.csv" \
     -v slow="$data/12-checkpoint-slow.csv" \
     "$formats"'
-function macro(name, text) { printf "\\newcommand{\\Ckpt%s}{%s}\n", name, text }
+function macro(name, text) {
+    printf "\\newcommand{\\Ckpt%s}{%s}\n", name, text
+}
 function sig(x, n,   w) {                 # n significant digits, grouped
     w = sprintf("%." n "g", x)
     return w ~ /e/ ? grouped(w + 0) : w
