@@ -13,7 +13,7 @@ set grid xtics ytics
 set offsets graph 0.03, graph 0.03, 0, 0
 file = data.'/13-alltoall.csv'
 size_label(b) = b >= 1048576 ? sprintf('%gMi', b / 1048576) \
-                             : sprintf('%gKi', b / 1024)
+              : b >= 1024 ? sprintf('%gKi', b / 1024) : sprintf('%g', b)
 set xtics ()
 stats file using 1 skip 1 nooutput
 do for [e = int(log(STATS_min) / log(2) + 0.5) : \

@@ -204,8 +204,8 @@ static void print_moe_alltoall(FILE *out, const Moe *m)
                 grouped(per_node - 1).s, grouped(ep).s,
                 grouped(ep - per_node).s, grouped(ep).s);
     else
-        fprintf(out, "  link            = NVLink: EP %s ≤ %s GPUs in a "
-                "node\n", grouped(ep).s, grouped(per_node).s);
+        fprintf(out, "  link            = NVLink: %s EP ranks fit in a node "
+                "of %s\n", grouped(ep).s, grouped(per_node).s);
     fprintf(out, "per GPU per step, %s tokens, %s with experts:\n",
             grouped(m->tokens_per_gpu).s,
             counted(layers, "layer", "layers").s);

@@ -17,19 +17,22 @@ mpiexec $pin -n $ranks $bin/allreduce --op alltoall $sweep \
         --transcript "$transcripts/13-alltoall.txt" \
         --latex AlltoallRun --output "$numbers/13-alltoall-run.tex" 2>/dev/null
 awk -F, 'FNR == 1 { next }
-         $1 == "allreduce" || $1 == "alltoall" { bw[$1, $2, $3] = $7
-                                                 size[$3] = 1 }
+         $1 == "allreduce" || $1 == "alltoall" {
+             bw[$1, $2, $3] = $7; size[$3] = 1
+             spread = ($10 - $9) / $5
+             if (spread > widest[$3]) widest[$3] = spread
+         }
          END {
              print "size,pairwise_busbw,mpi_alltoall_busbw," \
-                   "ring_allreduce_busbw,mpi_allreduce_busbw"
+                   "ring_allreduce_busbw,mpi_allreduce_busbw,widest_spread"
              for (s in size)
                  if ((("alltoall", "pairwise", s) in bw) \
                      && (("allreduce", "ring", s) in bw))
-                     printf "%s,%s,%s,%s,%s\n", s, \
+                     printf "%s,%s,%s,%s,%s,%.4g\n", s, \
                             bw["alltoall", "pairwise", s], \
                             bw["alltoall", "mpi", s], \
                             bw["allreduce", "ring", s], \
-                            bw["allreduce", "mpi", s]
+                            bw["allreduce", "mpi", s], widest[s]
          }' "$data/13-alltoall-measured.csv" \
             "$data/13-alltoall-allreduce.csv" \
     | sort -t, -k1,1n > "$data/13-alltoall.csv"
@@ -59,6 +62,7 @@ function fail(why) {
 }
 NR > 1 {
     n++; s[n] = $1; pw[n] = $2; ma[n] = $3; ra[n] = $4; mr[n] = $5
+    spread[n] = $6
     if ($2 <= 0 || $3 <= 0 || $4 <= 0 || $5 <= 0) fail("a bandwidth is 0")
 }
 END {
@@ -82,8 +86,9 @@ END {
     for (i = 1; i <= k; i++) {
         j = n - k + i
         q[i] = best(pw[j], ma[j]) / best(ra[j], mr[j]); p[i] = pw[j] / ma[j]
+        w[i] = spread[j]
     }
-    r = median(q, k); o = median(p, k)
+    r = median(q, k); o = median(p, k); wide = median(w, k)
     macro("AlltoallFrom", size(s[n - k + 1]))
     macro("AlltoallVerdict", sprintf("From %s to %s, the better " \
           "all-to-all reached %s times the better all-reduce%ss bus " \
@@ -100,4 +105,15 @@ END {
           : sprintf("MPICH%ss all-to-all reached %s times the bus " \
                     "bandwidth of the pairwise exchange there.", "\x27", \
                     sprintf("%.3g", 1 / o)))
+    macro("AlltoallSpread", sprintf("%.3g\\,\\%%", 100 * wide))
+    macro("AlltoallVerdictSpread", wide > 0.5 \
+          ? sprintf("But the batches at these sizes spread over %.3g\\,\\%% " \
+                    "of their median (the median of the widest spreads): " \
+                    "the times were unsteady, and these ratios say little " \
+                    "about the collectives.", \
+                    100 * wide) \
+          : sprintf("The batches at these sizes spread over %.3g\\,\\%% " \
+                    "of their median at the most (the median of the " \
+                    "widest spreads), little beside the differences.", \
+                    100 * wide))
 }' "$data/13-alltoall.csv" > "$numbers/13-alltoall.tex"
