@@ -19,35 +19,34 @@ run="--params $params --bytes-per-param $bytes --write-gbs $write_gbs
 observed="--gpus $gpus --interruptions $interruptions \
           --window-days $window_days"
 
-# field KEY FLAGS...: one number of fleet checkpoint's report under FLAGS.
+R="--restart-minutes $restart_minutes"
+# The drill's run, the same with a save every hour, and (below) a fleet
+# four times larger: fleet checkpoint's reports.
+drill=$($fleet checkpoint $observed $run $R --json)
+hourly=$($fleet checkpoint $observed $run $R --interval-minutes 60 --json)
+# field KEY [REPORT]: one number of REPORT, the drill's run by default.
 field() {
-    key=$1
-    shift
-    $fleet checkpoint "$@" --json \
-        | awk -F'[:,]' -v k="\"$key\"" '{ gsub(/ /, "", $1) }
-                                         $1 == k { printf "%.17g\n", $2 }'
+    echo "${2:-$drill}" | awk -F'[:,]' -v k="\"$1\"" '{ gsub(/ /, "", $1) }
+        $1 == k { printf "%.17g\n", $2 }'
 }
-mtbi=$(field fleet_mtbi_s $observed $run --restart-minutes $restart_minutes)
+mtbi=$(field fleet_mtbi_s)
 # The rate of one GPU that the count implies, in hours.
 gpu_hours=$(awk "BEGIN { printf \"%.10g\", $mtbi * $gpus / 3600 }")
-big="--gpus $((4 * gpus)) --mtbf-hours $gpu_hours $run"
-R="--restart-minutes $restart_minutes"
+big=$($fleet checkpoint --gpus $((4 * gpus)) --mtbf-hours $gpu_hours \
+          $run $R --json)
 awk -v mtbi="$mtbi" -v gpus=$gpus -v interruptions=$interruptions \
     -v window_days=$window_days -v restart=$((60 * restart_minutes)) \
     -v write_gbs=$write_gbs -v days="$days" \
-    -v bytes="$(field checkpoint_bytes $observed $run $R)" \
-    -v write="$(field write_s $observed $run $R)" \
-    -v young="$(field young_interval_s $observed $run $R)" \
-    -v daly="$(field daly_interval_s $observed $run $R)" \
-    -v effective="$(field effective_fraction $observed $run $R)" \
-    -v wall="$(field wall_clock_s $observed $run $R)" \
-    -v writes="$(field write_loss_fraction $observed $run $R)" \
-    -v rework="$(field rework_loss_fraction $observed $run $R)" \
-    -v restarts="$(field restart_loss_fraction $observed $run $R)" \
-    -v hourly="$(field effective_fraction $observed $run $R \
-                    --interval-minutes 60)" \
-    -v big_mtbi="$(field fleet_mtbi_s $big $R)" \
-    -v big_effective="$(field effective_fraction $big $R)" \
+    -v bytes="$(field checkpoint_bytes)" -v write="$(field write_s)" \
+    -v young="$(field young_interval_s)" -v daly="$(field daly_interval_s)" \
+    -v effective="$(field effective_fraction)" \
+    -v wall="$(field wall_clock_s)" \
+    -v writes="$(field write_loss_fraction)" \
+    -v rework="$(field rework_loss_fraction)" \
+    -v restarts="$(field restart_loss_fraction)" \
+    -v hourly="$(field effective_fraction "$hourly")" \
+    -v big_mtbi="$(field fleet_mtbi_s "$big")" \
+    -v big_effective="$(field effective_fraction "$big")" \
     "$formats"'
     function macro(name, value) {
         printf "\\newcommand{\\FailDrill%s}{%s}\n", name, value
