@@ -39,12 +39,6 @@ value() {
 percent() {
     printf '%s\\,\\%%' "$(calc %.3g "100 * $1")"
 }
-# sci X: a small number as LaTeX writes it, 9.3\times10^{-9}, or 0.
-sci() {
-    awk -v x="$1" 'BEGIN { if (x == 0) { print 0; exit }
-        e = int(log(x) / log(10)); if (x < 10 ^ e) e--
-        printf "\\ensuremath{%.2g\\times10^{%d}}", x / 10 ^ e, e }'
-}
 llama="--gpus 16384 --interruptions 419 --window-days 54"
 ckpt405="--params 405e9 --bytes-per-param 12 --write-gbs 2000"
 

@@ -28,12 +28,6 @@ at() {
     json "$out/$1.json" "$2"
 }
 
-# sci X: a small number as LaTeX writes it, 9.3\times10^{-9}, or 0.
-sci() {
-    awk -v x="$1" 'BEGIN { if (x == 0) { print 0; exit }
-        e = int(log(x) / log(10)); if (x < 10 ^ e) e--
-        printf "\\ensuremath{%.2g\\times10^{%d}}", x / 10 ^ e, e }'
-}
 
 # ---------------------------------------------------------------- 13.1 -----
 # What the experts cost: 100B parameters, 20B active, 16 experts, top-2,
