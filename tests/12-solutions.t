@@ -200,7 +200,7 @@ my $delta405 = $bytes405 / 2000e9;
     }
     my $ratio = value('SolTwelveFLargestTwo') / value('SolTwelveFLargestTen');
     close_to(value('SolTwelveFLargestRatio'), $ratio, 0.01, '12.6 (c): the ratio');
-    cmp_ok($ratio, '<', 5, '12.6 (c): a little less than the restart shrinks');
+    cmp_ok($ratio, '<', 5, '12.6 (c): less than the five times the restart shrank');
     cmp_ok($ratio, '>', 3, '12.6 (c): ... but most of it');
 }
 
