@@ -28,6 +28,14 @@ duration() {
         BEGIN { print duration(x) }'
 }
 
+# sci X: a number as LaTeX writes it in the solutions, two figures and a
+# power of ten, \ensuremath{9.3\times10^{-9}}, or 0.
+sci() {
+    awk -v x="$1" 'BEGIN { if (x == 0) { print 0; exit }
+        e = int(log(x) / log(10)); if (x < 10 ^ e) e--
+        printf "\\ensuremath{%.2g\\times10^{%d}}", x / 10 ^ e, e }'
+}
+
 # grouped NUMBER: a whole number with thousands separators, 12,345.
 grouped() {
     echo "$1" | sed -e ':a' -e 's/^\([0-9]*[0-9]\)\([0-9]\{3\}\)/\1,\2/' -e 'ta'
