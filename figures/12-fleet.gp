@@ -15,7 +15,7 @@ set format x '$10^{%L}$'
 set format y '$10^{%L}$'
 set xlabel 'GPUs in the fleet, $n$'
 set ylabel 'mean time between interruptions, $M$ (h)'
-set key top right Left reverse samplen 2 spacing 1.3 opaque
+set key bottom left Left reverse samplen 2 spacing 1.3 opaque
 set grid xtics ytics
 colours = '#4477aa #ee6677 #228833'
 plot for [i = 2:4] lines using 1:i with linespoints pt 7 ps 0.6 \

@@ -26,7 +26,7 @@ set arrow 2 from daly, graph 0 to daly, graph 1 nohead dt 3 \
     lc rgb '#aa3377'
 set label 1 'Young' at young, graph 0.5 left offset 0.5, 0 \
     tc rgb '#228833'
-set label 2 'Daly' at daly, graph 0.5 right offset -0.5, 0 \
+set label 2 'Daly' at daly, graph 0.3 right offset -0.5, 0 \
     tc rgb '#aa3377'
 plot closed skip 1 using ($1 / 60):($2 * 100) with lines lw 2 \
          lc rgb '#4477aa' title 'closed form, $\tau/E(\tau)$', \

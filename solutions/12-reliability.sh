@@ -15,6 +15,7 @@ set -eu
 . "$(dirname "$0")/lib/helpers.sh"
 build_dirs "$1"
 fleet="$bin/fleet"
+minigpt="$bin/minigpt --machine $(cd "$1" && pwd)/machine.json"
 
 # checkpoint NAME FILE FLAGS...: fleet checkpoint under FLAGS, as macros
 # with the prefix NAME into FILE.tex, and as JSON into FILE.json.
@@ -220,16 +221,16 @@ largest() {
 lab="--seq 32 --steps 20 --eval-every 1000 --quiet"
 cd "$out"
 rm -rf 12-ex7-*
-mpiexec -n 2 "$bin/minigpt" --dp 2 --zero 3 $lab --save-every 5 \
+mpiexec -n 2 $minigpt --dp 2 --zero 3 $lab --save-every 5 \
     --save 12-ex7-straight --json --output 12-ex7-straight.json
-mpiexec -n 2 "$bin/minigpt" --dp 2 --zero 3 $lab --save-every 5 \
+mpiexec -n 2 $minigpt --dp 2 --zero 3 $lab --save-every 5 \
     --save 12-ex7-killed --fault-at-step 12 --fault-rank 1 \
     > /dev/null 2>&1 && { echo "12-reliability.sh: rank 1 was not killed" >&2
                           exit 1; }
 cp -r 12-ex7-killed 12-ex7-damaged
 cp -r 12-ex7-killed 12-ex7-one-rank
 resumed_from=$(awk '$1 == "step" { print $2 }' 12-ex7-killed/manifest)
-mpiexec -n 2 "$bin/minigpt" --dp 2 --zero 3 $lab --save-every 5 \
+mpiexec -n 2 $minigpt --dp 2 --zero 3 $lab --save-every 5 \
     --save 12-ex7-killed --resume 12-ex7-killed --json \
     --output 12-ex7-resumed.json
 # compare A B: "identical" if every file of checkpoint A equals B's.
@@ -243,9 +244,9 @@ shard=$(ls 12-ex7-damaged/*.shard | tail -n 1)
 truncate -s -1 "$shard"
 before=$(cat 12-ex7-damaged/* | cksum)
 status=0
-mpiexec -n 2 "$bin/minigpt" --dp 2 --zero 3 $lab --resume 12-ex7-damaged \
+mpiexec -n 2 $minigpt --dp 2 --zero 3 $lab --resume 12-ex7-damaged \
     --save 12-ex7-damaged > /dev/null 2> 12-ex7-refused.err || status=$?
-"$bin/minigpt" $lab --resume 12-ex7-one-rank --save 12-ex7-one-rank \
+$minigpt $lab --resume 12-ex7-one-rank --save 12-ex7-one-rank \
     --json --output 12-ex7-one-rank.json
 {
     echo '$ cat ck/manifest'

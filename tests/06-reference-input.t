@@ -127,7 +127,7 @@ my %flags = (
                    --seed --micro-batches --eval-every --save --save-every
                    --resume --log --profile --machine --transcript --gradcheck --verify
                    --quiet --dump --keep-checkpoints --allow-schedule-change
-                   --fail-shard-write
+                   --fail-shard-write --async-save --fault-at-step --fault-rank
                    --sample --tp --pp --dp --print-mesh --allreduce --no-overlap --no-allreduce --zero --sequence-parallel --json --csv --latex
                    --device --precision --schedule --chunks --trace --bucket-mb
                    --output --help)],

@@ -26,7 +26,7 @@ typedef struct {
     double alltoall_payload;   /* bytes per token per layer, 8 k h       */
     double nvlink_fraction;    /* of the payload, to GPUs of this node   */
     double nic_fraction;       /* of the payload, to other nodes         */
-    int crosses_nodes;         /* 1: EP is larger than a node            */
+    int spans_nodes;         /* 1: EP is larger than a node            */
     double alltoall_bytes;     /* per token per layer, leaving the GPU   */
     Link nvlink, nic;
     double step_nvlink_bytes;  /* per GPU per step, by link              */
@@ -98,7 +98,7 @@ static void derive_alltoall(Moe *m)
     m->alltoall_payload = alltoall_bytes_per_token(m->top_k, m->hidden);
     alltoall_links(m->ep, m->gpu->per_node, &m->nvlink_fraction,
                    &m->nic_fraction);
-    m->crosses_nodes = m->nic_fraction > 0;
+    m->spans_nodes = m->nic_fraction > 0;
     m->alltoall_bytes = m->alltoall_payload                   /* leaving */
                       * (m->nvlink_fraction + m->nic_fraction);
     m->nvlink = gpu_link(m->gpu, LINK_NVLINK, m->efficiency);
@@ -109,7 +109,7 @@ static void derive_alltoall(Moe *m)
                       * m->nic_fraction;
     /* four all-to-alls a layer, for every micro-batch, EP - 1 messages */
     m->step_messages = 4 * layers * m->micro_batches * (m->ep - 1);
-    const Link *slowest = m->crosses_nodes ? &m->nic : &m->nvlink;
+    const Link *slowest = m->spans_nodes ? &m->nic : &m->nvlink;
     m->step_alltoall_s = fmax(m->step_nvlink_bytes / m->nvlink.bandwidth,
                               m->step_nic_bytes / m->nic.bandwidth)
                        + m->step_messages * slowest->latency;
@@ -196,7 +196,7 @@ static void print_moe_alltoall(FILE *out, const Moe *m)
     fprintf(out, "  leaves the GPU  = (EP - 1)/EP = %s/%s → %s B\n",
             grouped(ep - 1).s, grouped(ep).s,
             grouped(round(m->alltoall_bytes)).s);
-    if (m->crosses_nodes)
+    if (m->spans_nodes)
         fprintf(out, "  link            = NIC: EP %s spans %s;\n"
                 "                    %s/%s of the bytes on NVLink, %s/%s on "
                 "the NIC\n", grouped(ep).s,
@@ -213,7 +213,7 @@ static void print_moe_alltoall(FILE *out, const Moe *m)
             bytes_auto(m->step_nvlink_bytes).s,
             bytes_auto(m->nvlink.bandwidth).s,
             duration(m->step_nvlink_bytes / m->nvlink.bandwidth).s);
-    if (m->crosses_nodes)
+    if (m->spans_nodes)
         fprintf(out, "  NIC             = %s at %s/s = %s\n",
                 bytes_auto(m->step_nic_bytes).s,
                 bytes_auto(m->nic.bandwidth).s,
@@ -303,9 +303,9 @@ static void report_moe(Report *r, const Moe *m)
     report_add(r, "alltoall_nvlink_fraction", FIELD_FRACTION,
                m->nvlink_fraction);
     report_add(r, "alltoall_nic_fraction", FIELD_FRACTION, m->nic_fraction);
-    report_text(r, "alltoall_link", m->crosses_nodes ? m->nic.name
+    report_text(r, "alltoall_link", m->spans_nodes ? m->nic.name
                                                      : m->nvlink.name);
-    report_add(r, "alltoall_crosses_nodes", FIELD_COUNT, m->crosses_nodes);
+    report_add(r, "alltoall_crosses_nodes", FIELD_COUNT, m->spans_nodes);
     report_add(r, "tokens_per_gpu", FIELD_COUNT, m->tokens_per_gpu);
     report_add(r, "micro_batches", FIELD_COUNT, m->micro_batches);
     report_add(r, "step_nvlink_bytes", FIELD_BYTES, m->step_nvlink_bytes);

@@ -114,15 +114,15 @@ int main(int argc, char **argv)
     int threads;          /* --async-save's writer calls MPI from a thread */
     MPI_Init_thread(NULL, NULL, option_given(options, "--async-save")
                     ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &threads);
-    int world_rank, world_ranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_ranks);
-    if ((world_rank != rank || world_ranks != ranks)  /* another launcher */
-        && read_settings_once(command, options, world_rank, world_ranks,
+    int mpi_rank, mpi_size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
+    if ((mpi_rank != rank || mpi_size != ranks)  /* another launcher */
+        && read_settings_once(command, options, mpi_rank, mpi_size,
                               &set) != 0)
         status = 2;
     if (status == 0 && set.async_save && threads < MPI_THREAD_MULTIPLE) {
-        if (world_rank == 0)
+        if (mpi_rank == 0)
             complain(command, "--async-save needs an MPI that lets a second "
                      "thread call it (MPI_THREAD_MULTIPLE); this one does not");
         status = 2;

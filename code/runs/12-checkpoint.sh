@@ -166,7 +166,7 @@ END {
     macro("VerdictSimulated", beyond3 == 0 \
         ? sprintf("At every interval the simulation lies within %s " \
                   "standard errors of the closed form, and at %d of the " \
-                  "%d within two, as it should if both are right: they " \
+                  "%d within two, as noise alone would place them: they " \
                   "agree to within the simulation%ss own noise, about " \
                   "%s of the time.", sig(far, 2), within2, k, "\x27", \
                   percent(se, 1)) \

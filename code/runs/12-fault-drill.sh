@@ -36,7 +36,8 @@ train() {       # train NAME FLAGS...: one launch of the job, its status
     say "\$ mpiexec -n 2 minigpt \$model \$run \\"
     say "      $*"
     status=0
-    mpiexec -n 2 "$bin/minigpt" $model $run --quiet --json "$@" \
+    mpiexec -n 2 "$bin/minigpt" $model $run --quiet --json \
+            --machine "$build/machine.json" "$@" \
         > "$name.json" 2> "$name.err" || status=$?
     grep '^minigpt' "$name.err" | sed 's/^/  /' >> "$transcript" || true
     if [ $status -ne 0 ]; then

@@ -3,7 +3,8 @@
 set -eu
 build=$(cd "$1" && pwd)     # whole, since the refusals run in another
 bin="$build/bin"
-fleet="$bin/fleet" minigpt="$bin/minigpt"
+fleet="$bin/fleet"
+minigpt="$bin/minigpt --machine $build/machine.json"
 transcripts="$build/transcripts" numbers="$build/numbers" data="$build/data"
 formats=$(cat code/common/formats.awk)
 gpus=16384 params=405e9
