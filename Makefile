@@ -311,7 +311,7 @@ lab-ring: $(COMMON_OBJ) $(OBJ)/comm/mesh.o
 	$(MPICC) $(LDFLAGS) $(LAB_DIR)/allreduce.o $(LAB_DIR)/ring.o \
 	  $(OBJ)/comm/mesh.o $(COMMON_OBJ) $(LDLIBS) -o $(LAB_DIR)/allreduce-lab
 	@for n in 1 2 3 4; do \
-	  mpiexec -n $$n $(LAB_DIR)/allreduce-lab --max-bytes 65536 --repeats 1 \
+	  mpiexec -n $$n $(LAB_DIR)/allreduce-lab --max-bytes 16384 --repeats 1 \
 	    --seconds 0.001 --warmup 1 > $(LAB_DIR)/ranks-$$n.txt 2>&1 \
 	    || { echo "lab-ring: FAIL with $$n ranks"; \
 	         tail -n 3 $(LAB_DIR)/ranks-$$n.txt; exit 1; }; \
