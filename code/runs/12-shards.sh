@@ -43,7 +43,7 @@ END {
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 tiny="--layers 2 --hidden 16 --heads 2 --seq 8 --vocab 16 --batch 4
-      --steps 4 --eval-every 1000 --quiet --machine $build/machine.json"
+      --steps 4 --eval-every 1000 --quiet"
 zero3="--dp 2 --zero 3"
 mpiexec -n 2 $minigpt $tiny $zero3 --save-every 2 --keep-checkpoints 2 \
         --save "$dir/ckpt" --log "$dir/straight.csv" > /dev/null

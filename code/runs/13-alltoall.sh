@@ -97,9 +97,9 @@ END {
           r > 0.8 && r < 1.25 ? ": the same link, used about as well by " \
                                 "both." \
           : r <= 0.8 ? ": the all-to-all used the link less well." \
-          : ": on this host, where no link is crossed, the all-reduce's " \
-            "sums and its second pass through memory cost more; on a real " \
-            "link the two should meet."))
+          : ": on this host, where no link is crossed, the all-reduce" \
+            "\x27s sums and its second pass through memory cost more; on " \
+            "a real link the two should meet."))
     macro("AlltoallVerdictImpl", o >= 1 \
           ? sprintf("The pairwise exchange reached %s times the bus " \
                     "bandwidth of MPICH%ss all-to-all there.", \
