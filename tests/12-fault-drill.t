@@ -20,6 +20,8 @@ use Test::More;
 my $root = root();
 my $build = tempdir(CLEANUP => 1);
 symlink("$root/build/bin", "$build/bin") or die "symlink: $!";
+symlink("$root/build/machine.json", "$build/machine.json")
+    or die "symlink: $!";
 local $ENV{DRILL_SEED} = 7;
 my ($status, $out, $err) = run('timeout', '-k', '10', '200', 'sh',
                                "$root/code/runs/12-fault-drill.sh", $build);
