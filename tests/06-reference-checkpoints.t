@@ -5,7 +5,7 @@
 # refused with one line naming --resume and exit status 2; a write that fails
 # leaves the previous checkpoint as it was and no temporary file behind. The
 # layout checked here is a one-process checkpoint of format version 3
-# (Chapter 12): a directory of a manifest and one shard, whose file is
+# (Chapter 13): a directory of a manifest and one shard, whose file is
 # thirty little-endian 64-bit header words, a table of one run (two words),
 # three arrays of N numbers, and an FNV-1a hash of all before it.
 use strict;

@@ -1,25 +1,23 @@
 #!/usr/bin/perl
-# tests/13-solutions.t: the worked solutions of chapter 13 (mixture of
-# experts) against the formulas of the chapter.
+# tests/13-solutions.t: the worked solutions of chapter 13 (when GPUs fail)
+# against the formulas of the chapter.
 #
-# Every number solutions/13-experts.sh derived (build/solutions/13-ex*) is
-# worked out again here, in Perl, from the exercise's inputs: the state of
-# all P parameters, 16 P bytes, and the compute of the A active ones, 6 A
-# FLOPs a token; one expert's parameters x = (P - A)/(E - k) and everyone's
-# s = P - E x; the all-to-all's 8 k h bytes a token a layer, the share that
-# leaves a GPU, (EP - 1)/EP, and the share that crosses a node,
-# (EP - G)/EP; the MLP's tensor-parallel all-reduces, 8 h (t - 1)/t; an
-# expert's capacity, ceil(F k N R / E), and the drops, the routed slots
-# above it, counted from the layer's own CSV of slots per expert; the
-# imbalance, the busiest expert over the mean; and the bus bandwidth's
-# factors, (n - 1)/n for the all-to-all and 2 (n - 1)/n for the all-reduce.
-# Each sentence of the solutions that reads a number (the same days, a small
-# all-to-all inside a node and a large one across, an exact check) is
-# checked against the number. No timing is held to a threshold. The test
-# also checks, with FleetTest's checks shared by every chapter's solutions,
-# that the solution uses only macros the script defines, that the
-# statements give no answer away, and that build/solutions.pdf prints
-# every heading.
+# Every number solutions/13-reliability.sh derived (build/solutions/13-ex*)
+# is worked out again here, in Perl, from the exercise's inputs: the fleet's
+# mean time between interruptions M = MTBF / n, Young's interval
+# sqrt(2 delta M), Daly's, and Daly's effective fraction
+# f = tau / (M e^(R/M) (e^((tau + delta)/M) - 1)); the restart that keeps
+# 95 %, and the largest fleet that keeps 90 %, each checked by the formula
+# on either side of it; the simulated runs against the closed form, within
+# a few standard errors; the sharded checkpoint of the lab, resumed to the
+# same bytes, refused when a shard is cut, and resumed on one rank. Each
+# sentence of the solutions that reads a number (Daly's interval is many
+# times the write, the restart's limit grows a little less than the restart
+# shrinks) is checked against the number. No timing is held to a
+# threshold. The test also checks, with FleetTest's checks shared by every
+# chapter's solutions, that the solution uses only macros the script
+# defines, that the statements give no answer away, and that
+# build/solutions.pdf prints every heading.
 #
 # Run after `make`:  prove -v tests/13-solutions.t
 use strict;
@@ -28,15 +26,14 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
 use JSON::PP ();
-use POSIX qw(ceil);
 use Test::More;
 
 my $root = root();
 my $sols = "$root/build/solutions";
-ok(-s "$sols/13-ex6-derived.tex", 'the solution script has run (build/solutions/13-*)')
-    or BAIL_OUT('no build/solutions/13-ex6-derived.tex: run make first');
+ok(-s "$sols/13-ex7-derived.tex", 'the solution script has run (build/solutions/12-*)')
+    or BAIL_OUT('no build/solutions/13-ex7-derived.tex: run make first');
 
-my %macro = %{ read_macros("$sols/13-*.tex") };
+my %macro = %{ read_macros("$sols/12-*.tex") };
 sub agrees { return macro_agrees(\%macro, @_) }
 sub value { my ($v) = printed_number($macro{ $_[0] }); return $v }
 sub json {
@@ -44,176 +41,217 @@ sub json {
     return JSON::PP->new->decode($text);
 }
 
+# Daly's model: the fraction of the wall clock that trains and is kept.
+sub effective {
+    my ($tau, $delta, $R, $M) = @_;
+    return $tau / ($M * exp($R / $M) * (exp(($tau + $delta) / $M) - 1));
+}
+sub young { my ($delta, $M) = @_; return sqrt(2 * $delta * $M) }
+sub daly {
+    my ($delta, $M) = @_;
+    return $M if $delta >= 2 * $M;
+    my $x = $delta / (2 * $M);
+    return sqrt(2 * $delta * $M) * (1 + sqrt($x) / 3 + $x / 9) - $delta;
+}
+my ($gpus, $window, $count) = (16384, 54 * 86400, 419);
+my $M_llama = $window / $count;
+my $bytes405 = 405e9 * 12;
+my $delta405 = $bytes405 / 2000e9;
+
 # ----------------------------------------------------------------- 13.1 ----
 {
-    my ($P, $A, $E, $k) = (100e9, 20e9, 16, 2);
-    my $j = json('13-ex1');
-    my $x = ($P - $A) / ($E - $k);
-    is($j->{memory_floor_bytes}, 16 * $P, '13.1 (a): 16 B of every parameter');
-    is($j->{memory_floor_gpus}, ceil(16 * $P / 64e9), '13.1 (a): the floor at 64 GB usable');
-    close_to($j->{flops_per_token}, 6 * $A, 1e-12, '13.1 (b): 6 A a token');
-    close_to($j->{dense_training_days} / $j->{training_days}, $P / $A, 1e-9,
-             '13.1 (b): P / A times the days');
-    agrees('SolThirteenADaysRatio', $P / $A, '13.1 (b): the ratio printed');
-    close_to($j->{training_days}, 6 * $A * 2e12 / (1024 * 989e12 * 0.4) / 86400, 1e-9,
-             '13.1 (b): the days');
-    close_to($j->{expert_params}, $x, 1e-9, '13.1 (c): x = (P - A)/(E - k)');
-    close_to($j->{shared_params}, $P - $E * $x, 1e-9, '13.1 (c): s = P - E x');
-    agrees('SolThirteenAExpertShare', 100 * $E * $x / $P, "13.1 (c): the experts' share");
-    cmp_ok($E * $x / $P, '>', 0.5, '13.1 (c): mostly experts');
-    like(slurp("$sols/13-ex1.txt") // '', qr/^\$ fleet moe .*\n(?:.*\n)*  s = P - E x/m,
-         '13.1: the transcript shows its command and the split');
+    for my $n ([1024, 'Small'], [16384, 'Mid'], [131072, 'Big']) {
+        my ($N, $w) = @$n;
+        my $M = 50000 * 3600 / $N;
+        my $j = json("13-ex1-$N");
+        close_to($j->{fleet_mtbi_s}, $M, 1e-9, "13.1 $N GPUs: M = MTBF / n");
+        agrees("SolThirteenA${w}Mtbi", $M, "13.1 $N GPUs: M printed");
+        agrees("SolThirteenA${w}PerDay", 86400 / $M, "13.1 $N GPUs: a day");
+    }
+    my $j = json('13-ex1-llama');
+    close_to($j->{fleet_mtbi_s}, $M_llama, 1e-9, '13.1 (b): 54 days / 419');
+    agrees('SolThirteenALlamaGpuHours', $gpus * $M_llama / 3600, "13.1 (b): one GPU's hours");
+    agrees('SolThirteenALlamaGpuYears', $gpus * $M_llama / (365.25 * 86400),
+           "13.1 (b): one GPU's years");
+    agrees('SolThirteenANodeHours', $gpus * $M_llama / 8 / 3600, "13.1 (c): a node's hours");
+    my $node = json('13-ex1-node');
+    close_to($node->{fleet_mtbi_s}, $M_llama, 1e-6, "13.1 (c): the node's rate gives the same M");
+    is($node->{nodes}, 2048, '13.1 (c): 2,048 nodes');
+    like(slurp("$sols/13-ex1.txt") // '', qr/^\$ fleet checkpoint .*\n(?:.*\n)*.*M = /m,
+         '13.1: the transcript shows its command and M');
 }
 
 # ----------------------------------------------------------------- 13.2 ----
 {
-    my ($dense, $moe) = (json('13-ex2-dense-memory'), json('13-ex2-moe-memory'));
-    is($dense->{static_bytes}, 16 * 20e9, '13.2 (a): the dense state');
-    is($moe->{static_bytes}, 16 * 100e9, "13.2 (a): the mixture's");
-    agrees('SolThirteenBStateRatio', 5, '13.2 (a): five times');
-    agrees('SolThirteenBDenseDays', json('13-ex2-dense')->{days}, '13.2 (a): dense days');
-    agrees('SolThirteenATrainingDays', json('13-ex1')->{training_days}, "13.2 (a): the mixture's");
-    close_to(json('13-ex2-dense')->{days}, json('13-ex1')->{training_days}, 1e-9,
-             '13.2 (a): the same days, as the solution says');
-    close_to($moe->{bytes_per_gpu_sharded}, 16 * 100e9 / 1024, 1e-12, '13.2 (b): sharded');
-    cmp_ok($moe->{bytes_per_gpu_sharded}, '<', 0.1 * 80e9, '13.2 (b): far below 80 GB');
+    my $M = 50000 * 3600 / 4096;
+    my $bytes = 70e9 * 12;
+    my %write = (Fast => $bytes / 200e9, Slow => $bytes / 2e9);
+    agrees('SolThirteenBCheckpointBytes', $bytes, '13.2: the checkpoint');
+    for my $w (sort keys %write) {
+        my $d = $write{$w};
+        my $j = json('13-ex2-' . lc $w);
+        close_to($j->{write_s}, $d, 1e-9, "13.2 $w: delta");
+        close_to($j->{young_interval_s}, young($d, $M), 1e-9, "13.2 $w: Young");
+        close_to($j->{daly_interval_s}, daly($d, $M), 1e-9, "13.2 $w: Daly");
+        close_to($j->{effective_fraction}, effective(daly($d, $M), $d, 600, $M), 1e-9,
+                 "13.2 $w: f at Daly's interval");
+        agrees("SolThirteenB${w}Write", $d, "13.2 $w: the write");
+        agrees("SolThirteenB${w}Young", young($d, $M), "13.2 $w: Young printed");
+        agrees("SolThirteenB${w}Daly", daly($d, $M), "13.2 $w: Daly printed");
+        agrees("SolThirteenB${w}Apart", 100 * (young($d, $M) - daly($d, $M)) / daly($d, $M),
+               "13.2 $w: how far apart");
+        for my $k ([0.25, 'Quarter'], [1, 'Daly'], [4, 'Four']) {
+            my $tau = $k->[0] * daly($d, $M);
+            agrees("SolThirteenB$w$k->[1]Effective", 100 * effective($tau, $d, 600, $M),
+                   "13.2 $w: f at $k->[0] x Daly");
+        }
+        cmp_ok(value("SolThirteenB${w}DalyEffective"), '>=',
+               value("SolThirteenB${w}QuarterEffective"), "13.2 $w: Daly beats a quarter");
+        cmp_ok(value("SolThirteenB${w}DalyEffective"), '>=',
+               value("SolThirteenB${w}FourEffective"), "13.2 $w: Daly beats four times");
+    }
+    cmp_ok(value('SolThirteenBSlowApart'), '>', 5 * value('SolThirteenBFastApart'),
+           '13.2 (b): the slow write parts Young and Daly more');
 }
 
 # ----------------------------------------------------------------- 13.3 ----
 {
-    my ($k, $h, $T, $L, $A) = (2, 4096, 8192, 32, 5e9);
-    agrees('SolThirteenCForwardBytes', 4 * $k * $h, '13.3 (a): 4 k h forward');
-    agrees('SolThirteenCPayloadBytes', 8 * $k * $h, '13.3 (a): 8 k h in all');
-    for my $r ([8, 'Eight', 360e9, 40e9], [32, 'ThirtyTwo', 360e9, 40e9]) {
-        my ($ep, $w, $nv, $nic) = @$r;
-        my $j = json("13-ex3-ep$ep");
-        my $in_node = $ep < 8 ? $ep : 8;
-        my ($f_nv, $f_nic) = (($in_node - 1) / $ep, ($ep - $in_node) / $ep);
-        close_to($j->{alltoall_leaving_fraction}, ($ep - 1) / $ep, 1e-12,
-                 "13.3 (b) EP $ep: (EP - 1)/EP leaves");
-        close_to($j->{alltoall_nic_fraction} + 0, $f_nic, 1e-12, "13.3 (b) EP $ep: NIC share")
-            if $f_nic > 0;
-        is($j->{alltoall_nic_fraction} + 0, 0, "13.3 (b) EP $ep: none on the NIC")
-            if $f_nic == 0;
-        close_to($j->{nvlink_bandwidth}, $nv, 1e-12, "13.3 EP $ep: NVLink at 80 %");
-        close_to($j->{nic_bandwidth}, $nic, 1e-12, "13.3 EP $ep: NIC at 80 %");
-        my $bytes = 8 * $k * $h * $T * $L;
-        close_to($j->{step_nvlink_bytes}, $bytes * $f_nv, 1e-12, "13.3 (c) EP $ep: NVLink bytes");
-        is($j->{step_nic_bytes} + 0, $bytes * $f_nic, "13.3 (c) EP $ep: NIC bytes");
-        agrees("SolThirteenC${w}NvlinkTime", $bytes * $f_nv / $nv, "13.3 (c) EP $ep: NVLink time");
-        agrees("SolThirteenC${w}NicTime", $bytes * $f_nic / $nic, "13.3 (c) EP $ep: NIC time")
-            if $f_nic > 0;
-        close_to($j->{step_compute_s}, 6 * $A * $T / (989e12 * 0.4), 1e-9,
-                 "13.3 (c) EP $ep: the compute");
+    my $tau = daly($delta405, $M_llama);
+    for my $r ([1, 'One'], [5, 'Five'], [10, 'Ten'], [30, 'Thirty']) {
+        my ($R, $w) = ($r->[0] * 60, $r->[1]);
+        agrees("SolThirteenC${w}Daly", $tau, "13.3 R = $r->[0] min: Daly's interval");
+        agrees("SolThirteenC${w}Effective", 100 * effective($tau, $delta405, $R, $M_llama),
+               "13.3 R = $r->[0] min: f");
+        close_to(json("13-ex3-$r->[0]")->{daly_interval_s}, $tau, 1e-12,
+                 "13.3 R = $r->[0] min: the interval does not move");
     }
-    cmp_ok(json('13-ex3-ep8')->{alltoall_over_compute}, '<', 0.1,
-           '13.3 (c): inside a node, small beside the compute');
-    cmp_ok(json('13-ex3-ep32')->{alltoall_over_compute}, '>', 0.3,
-           '13.3 (c): over four nodes, a large part of it');
+    my $f0 = $tau / ($M_llama * (exp(($tau + $delta405) / $M_llama) - 1));
+    my $keep = $M_llama * log($f0 / 0.95);
+    agrees('SolThirteenCKeepRestart', $keep, '13.3 (c): the restart that keeps 95 %');
+    close_to(json('13-ex3-keep')->{effective_fraction}, 0.95, 1e-9,
+             '13.3 (c): the planner keeps 95 % at it');
+    cmp_ok(effective($tau, $delta405, $keep * 1.01, $M_llama), '<', 0.95,
+           '13.3 (c): a restart 1 % longer keeps less');
 }
 
 # ----------------------------------------------------------------- 13.4 ----
 {
-    my ($P, $A, $E, $k, $h) = (300e9, 40e9, 64, 2, 6144);
-    my ($eight, $wide) = (json('13-ex4-ep8'), json('13-ex4-ep64'));
-    my $x = ($P - $A) / ($E - $k);
-    close_to($eight->{tp_mlp_bytes_per_token_per_layer}, 8 * $h * 7 / 8, 1e-12,
-             '13.4 (a): TP 8 sends 8 h (t - 1)/t');
-    close_to($eight->{alltoall_bytes_per_token_per_layer}, 8 * $k * $h * 7 / 8, 1e-12,
-             '13.4 (a): EP 8 sends 8 k h (EP - 1)/EP');
-    close_to($wide->{alltoall_bytes_per_token_per_layer}, 8 * $k * $h * 63 / 64, 1e-12,
-             '13.4 (a): EP 64 sends 8 k h (EP - 1)/EP');
-    close_to($wide->{alltoall_nic_fraction}, 56 / 64, 1e-12, '13.4 (a): 56/64 on the NIC');
-    agrees('SolThirteenDAlltoallOverTp', $k, '13.4 (a): k times the bytes');
-    agrees('SolThirteenDTpExpertBytes', 16 * $E * $x / 8, "13.4 (b): TP 8's experts");
-    close_to($eight->{expert_bytes_per_gpu}, 16 * $E * $x / 8, 1e-9, "13.4 (b): EP 8's, the same");
-    close_to($wide->{expert_bytes_per_gpu}, 16 * $x, 1e-9, "13.4 (b): EP 64's, one expert");
-    close_to($eight->{shared_bytes_per_gpu}, 16 * ($P - $E * $x), 1e-9, '13.4 (b): s on every GPU');
-    cmp_ok($eight->{step_alltoall_s}, '<', 0.05 * $eight->{step_compute_s},
-           "13.4 (c): EP 8's all-to-all is small beside the compute");
-    cmp_ok($wide->{step_alltoall_s}, '>', 5 * $eight->{step_alltoall_s},
-           "13.4 (c): EP 64's crosses the network, many times slower");
+    my %stall = (One => $bytes405 / 50e9, Every => $delta405,
+                 Copy => $bytes405 / 16384 / 20e9);
+    agrees('SolThirteenDBytes', $bytes405, '13.4: the checkpoint');
+    agrees('SolThirteenDShard', $bytes405 / 16384, "13.4: a rank's shard");
+    for my $w (sort keys %stall) {
+        my $d = $stall{$w};
+        agrees("SolThirteenD${w}Stall", $d, "13.4 $w: the stall");
+        agrees("SolThirteenD${w}Daly", daly($d, $M_llama), "13.4 $w: Daly");
+        agrees("SolThirteenD${w}Effective",
+               100 * effective(daly($d, $M_llama), $d, 600, $M_llama), "13.4 $w: f");
+    }
+    cmp_ok(daly($stall{Copy}, $M_llama), '>', 5 * $stall{Every},
+           "13.4 (c): (C)'s interval is many times the whole write");
+    cmp_ok(value('SolThirteenDCopyEffective'), '>', value('SolThirteenDEveryEffective'),
+           '13.4: the second thread keeps more than every rank alone');
+    cmp_ok(value('SolThirteenDEveryEffective'), '>', value('SolThirteenDOneEffective'),
+           '13.4: every rank keeps more than one writer');
 }
 
 # ----------------------------------------------------------------- 13.5 ----
 {
-    my %word = ('even-1.25' => 'Even', 'skew-1.0' => 'SkewOne',
-                'skew-1.25' => 'SkewOneQuarter', 'skew-2.0' => 'SkewTwo');
-    my ($E, $k, $N, $R) = (4, 2, 1024, 4);
-    for my $run (sort keys %word) {
-        my ($F) = $run =~ /-([\d.]+)$/;
-        my $w = "SolThirteenE$word{$run}";
-        my @rows = grep { /^\d/ } split /\n/, slurp("$sols/13-ex5-$run.csv") // '';
-        is(scalar @rows, $E, "13.5 $run: a row an expert");
-        my $capacity = ceil($F * $k * $N * $R / $E - 1e-9);
-        my ($dropped, $busiest, $sum) = (0, 0, 0);
-        for my $i (0 .. $#rows) {
-            my ($e, $rank, $routed, $kept, $drop, $cap) = split /,/, $rows[$i];
-            is($cap, $capacity, "13.5 $run expert $e: capacity ceil(F k N R / E)");
-            is($kept, $routed < $capacity ? $routed : $capacity, "13.5 $run expert $e: kept");
-            is($drop, $routed - $kept, "13.5 $run expert $e: dropped");
-            is(value("${w}Routed" . ('A' .. 'D')[$i]), $routed, "13.5 $run expert $e: printed");
-            $dropped += $drop;
-            $sum += $routed;
-            $busiest = $routed if $routed > $busiest;
-        }
-        is($sum, $k * $N * $R, "13.5 $run: every slot routed");
-        is(value("${w}Capacity"), $capacity, "13.5 $run: the capacity printed");
-        is(value("${w}Dropped"), $dropped, "13.5 $run: the drops");
-        agrees("${w}Imbalance", $busiest / ($sum / $E), "13.5 $run: the imbalance");
-        is($dropped == 0 ? 1 : 0, $F >= $busiest / ($sum / $E) - 1e-9 ? 1 : 0,
-           "13.5 $run: nothing dropped exactly when F reaches the imbalance");
+    my $tau = daly($delta405, $M_llama);
+    for my $k ([0.25, 'quarter', 'Quarter'], [1, 'daly', 'Daly'], [4, 'four', 'Four']) {
+        my ($x, $file, $w) = @$k;
+        my $j = json("13-ex5-$file");
+        is($j->{simulated_runs}, 200, "13.5 $file: 200 runs");
+        close_to($j->{interval_s}, $x * $tau, 1e-6, "13.5 $file: the interval");
+        close_to($j->{effective_fraction},
+                 effective($j->{interval_s}, $delta405, 600, $M_llama), 1e-9,
+                 "13.5 $file: the closed form");
+        my $sigmas = ($j->{simulated_effective_fraction} - $j->{effective_fraction})
+                   / $j->{simulated_standard_error};
+        cmp_ok(abs($sigmas), '<', 4, "13.5 $file: within a few standard errors");
+        cmp_ok(abs($j->{simulated_effective_fraction} - $j->{effective_fraction}), '<',
+               1e-3, "13.5 $file: within a few hundredths of a per cent");
+        agrees("SolThirteenE${w}Sigmas", $sigmas, "13.5 $file: the distance printed");
+        agrees("SolThirteenE${w}Closed", 100 * $j->{effective_fraction}, "13.5 $file: closed");
+        agrees("SolThirteenE${w}Simulated", 100 * $j->{simulated_effective_fraction},
+               "13.5 $file: simulated");
     }
-    cmp_ok(value('SolThirteenESkewOneImbalance'), '>', value('SolThirteenEEvenImbalance'),
-           '13.5: the skewed router is the less balanced');
-    cmp_ok(value('SolThirteenESkewOneUnserved'), '>', 0,
-           '13.5: at F = 1 some tokens lose every slot');
-    like(slurp("$sols/13-ex5.txt") // '', qr/^load imbalance/m, '13.5: the transcript');
 }
 
 # ----------------------------------------------------------------- 13.6 ----
 {
-    my $j = json('13-ex5-even-1.25');
-    is($j->{result}, 'OK', '13.6 (a): the layer equals the reference');
-    is($macro{SolThirteenFExact}, $j->{max_doutput} == 0 ? 1 : 0,
-       '13.6 (a): exact or not, as the solution says');
-    cmp_ok($j->{max_doutput}, '<=', $j->{atol} + $j->{rtol},
-           '13.6 (a): within the tolerance');
-    for my $op ([alltoall => 'Alltoall', 1], [allreduce => 'Allreduce', 2]) {
-        my ($name, $w, $factor) = @$op;
-        my ($row) = grep { $_->{op} eq $name && $_->{impl} eq 'mpi' }
-                    @{ json("13-ex6-$name") };
-        ok($row, "13.6 (b) $name: MPICH's row");
-        next unless $row;
-        is($row->{wrong}, 0, "13.6 (b) $name: no wrong element");
-        close_to($row->{algbw}, $row->{size} / $row->{time_s} / 1e9, 1e-4,
-                 "13.6 (b) $name: algbw = size / time");
-        close_to($row->{busbw}, $row->{algbw} * $factor * (2 - 1) / 2, 1e-4,
-                 "13.6 (b) $name: busbw = algbw x $factor (n - 1)/n");
-        agrees("SolThirteenF${w}Time", $row->{time_s}, "13.6 (b) $name: the time");
-        agrees("SolThirteenF${w}Busbw", $row->{busbw}, "13.6 (b) $name: busbw");
+    my $gpu_s = $gpus * $M_llama;
+    my $f = sub {
+        my ($n, $R) = @_;
+        my $M = $gpu_s / $n;
+        return effective(daly($delta405, $M), $delta405, $R, $M);
+    };
+    for my $n ([16384, 'Sixteen'], [32768, 'ThirtyTwo'], [65536, 'SixtyFour'],
+               [131072, 'HundredTwentyEight']) {
+        agrees("SolThirteenF$n->[1]Effective", 100 * $f->($n->[0], 600),
+               "13.6 $n->[0] GPUs: f");
     }
+    for my $r ([600, 'Ten'], [120, 'Two']) {
+        my $n = value("SolThirteenFLargest$r->[1]");     # to three figures
+        cmp_ok($f->($n * 0.995, $r->[0]), '>=', 0.9,
+               "13.6 R = $r->[0] s: 0.5 % fewer than $n GPUs keep 90 %");
+        cmp_ok($f->($n * 1.005, $r->[0]), '<', 0.9,
+               "13.6 R = $r->[0] s: 0.5 % more do not");
+    }
+    my $ratio = value('SolThirteenFLargestTwo') / value('SolThirteenFLargestTen');
+    close_to(value('SolThirteenFLargestRatio'), $ratio, 0.01, '13.6 (c): the ratio');
+    cmp_ok($ratio, '<', 5, '13.6 (c): less than the five times the restart shrank');
+    cmp_ok($ratio, '>', 3, '13.6 (c): ... but most of it');
+}
+
+# ----------------------------------------------------------------- 13.7 ----
+{
+    is($macro{SolThirteenGResumedFrom}, 10, '13.7 (a): killed after step 12, resumed from 10');
+    is($macro{SolThirteenGIdentical}, 1, '13.7 (a): the resumed run ends with the same bytes');
+    for my $f (glob "$sols/13-ex7-straight/*") {
+        (my $other = $f) =~ s/13-ex7-straight/13-ex7-killed/;
+        ok(same_files($f, $other), "13.7 (a): $f is the resumed run's");
+    }
+    my $manifest = slurp("$sols/13-ex7-straight/manifest") // '';
+    like($manifest, qr/^step 20$/m, '13.7 (b): the manifest names the step');
+    like($manifest, qr/^zero 3$/m, '13.7 (b): ... the layout');
+    my @shards = $manifest =~ /^shard \d+ (\S+) \d+ [0-9a-f]+$/mg;
+    is(scalar @shards, 2, '13.7 (b): two shards, each with bytes and a checksum');
+    is($macro{SolThirteenGShards}, scalar @shards, '13.7 (b): as the solution says');
+    is($macro{SolThirteenGRefusedStatus}, 2, '13.7 (c): the cut shard is refused, status 2');
+    my @lines = grep { /\S/ } split /\n/, slurp("$sols/13-ex7-refused.err") // '';
+    my %distinct = map { $_ => 1 } @lines;
+    is(scalar keys %distinct, 1, '13.7 (c): in one line (from each rank that says it)');
+    like($lines[0] // '', qr/truncated/, '13.7 (c): ... that says the shard is cut');
+    is($macro{SolThirteenGDamagedUntouched}, 1, '13.7 (c): the copy is untouched');
+    is(scalar(() = glob("$sols/13-ex7-damaged.tmp*")), 0, '13.7 (c): nothing temporary left');
+    my ($one, $two) = map { json($_)->{val_loss} } '13-ex7-one-rank', '13-ex7-straight';
+    cmp_ok(abs($one - $two), '<', 1e-4, '13.7 (d): one rank ends close to two');
+    is($macro{SolThirteenGOneRankExact}, $one == $two ? 1 : 0, '13.7 (d): exact or not, as said');
+    is(json('13-ex7-one-rank')->{dp}, 1, '13.7 (d): resumed on one rank')
+        if exists json('13-ex7-one-rank')->{dp};
 }
 
 # ------------------------------------------- the solution, the statements --
-my $code = solution_sources_ok(solution => 'solutions/13-experts.tex',
+my $code = solution_sources_ok(solution => 'solutions/13-reliability.tex',
                                prefix => 'SolThirteen', macros => \%macro,
                                transcripts => 4, width => 85);
 unlike($code, qr/\\ref\{/,
        'no reference to a label of the book (the volumes are apart)');
 my ($text, @items) = exercise_file_ok(
-    exercises => 'exercises/13-experts.tex',
-    solution => 'solutions/13-experts.tex',
-    heading => 'solthirteenexercise');
+    exercises => 'exercises/13-reliability.tex',
+    solution => 'solutions/13-reliability.tex',
+    heading => 'soltwelveexercise');
 answers_not_given_away($text, \%macro, qw(
-    SolThirteenAMemoryFloorBytes SolThirteenATrainingDays SolThirteenAExpertShare
-    SolThirteenCPayloadBytes SolThirteenCThirtyTwoNicTime SolThirteenDTpExpertBytes
-    SolThirteenESkewOneDropped SolThirteenESkewOneImbalance));
-solutions_pdf_ok(chapter => 13, solution => 'solutions/13-experts.tex',
-                 title => 'Mixture of experts', items => scalar @items,
-                 key => { 1 => $macro{SolThirteenAExpertShare},
-                          3 => $macro{SolThirteenCPayloadBytes},
-                          5 => $macro{SolThirteenESkewOneDropped} },
-                 newer_than => "$sols/13-ex6-derived.tex");
+    SolThirteenAMidMtbi SolThirteenALlamaGpuHours SolThirteenBFastDaly
+    SolThirteenBSlowDaly SolThirteenCTenEffective SolThirteenCKeepRestart
+    SolThirteenDOneStall SolThirteenDShard SolThirteenFLargestTen
+    SolThirteenFLargestTwo));
+solutions_pdf_ok(chapter => 12, solution => 'solutions/13-reliability.tex',
+                 title => 'When GPUs fail', items => scalar @items,
+                 key => { 1 => $macro{SolThirteenALlamaGpuHours},
+                          3 => $macro{SolThirteenCTenEffective},
+                          6 => $macro{SolThirteenFLargestTen} },
+                 newer_than => "$sols/13-ex7-derived.tex");
 
 done_testing();

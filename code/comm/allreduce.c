@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/11d-hierarchical.nw, chapters/13b-moe-arith.nw, chapters/95-parallel-plumbing.nw, chapters/99d-hierarchical.nw and chapters/99k-experts-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/11d-hierarchical.nw, chapters/14b-moe-arith.nw, chapters/95-parallel-plumbing.nw, chapters/99d-hierarchical.nw and chapters/99k-experts-plumbing.nw; edit the chapters, not this file. */
 #define _GNU_SOURCE    /* sched_getaffinity, CPU_COUNT, MAP_ANONYMOUS */
 #include <math.h>
 #include <sched.h>

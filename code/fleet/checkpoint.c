@@ -1,4 +1,4 @@
-/* Tangled from chapters/12b-interruptions.nw and chapters/99h-reliability-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/13b-interruptions.nw and chapters/99h-reliability-plumbing.nw; edit the chapters, not this file. */
 #define _XOPEN_SOURCE 700        /* erand48: its arithmetic POSIX fixes */
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Tangled from chapters/13b-moe-arith.nw and chapters/99k-experts-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/14b-moe-arith.nw and chapters/99k-experts-plumbing.nw; edit the chapters, not this file. */
 #include <math.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* Tangled from chapters/12d-async.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/13d-async.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

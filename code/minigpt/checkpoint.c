@@ -1,4 +1,4 @@
-/* Tangled from chapters/12c-sharded.nw and chapters/99i-shards-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/13c-sharded.nw and chapters/99i-shards-plumbing.nw; edit the chapters, not this file. */
 #define _GNU_SOURCE                              /* renameat2 */
 #include <dirent.h>
 #include <errno.h>

@@ -214,7 +214,7 @@ int train(Model *m, const Language *lang, Settings *set,
                 break;
             }
         }
-        fault_drill(set, step + 1);                           /* Chapter 12 */
+        fault_drill(set, step + 1);                           /* Chapter 13 */
     }
     batch_free(&b);
     s.tally = m->tally;

@@ -179,7 +179,7 @@ int check_checkpoint_path(const char *command, const char *flag,
 const char *split_path(const char *path, char *dir, size_t size);
 /* The runs a pipeline stage's flat array shares with the whole model's. */
 void stage_placement(const Model *m, RunVisitor visit, void *context);
-/* Chapter 12: save --save now, or with --async-save start its write on a
+/* Chapter 13: save --save now, or with --async-save start its write on a
    thread (not when `last`); first wait for the write before it. Records
    the time the training thread lost; 0, or -1 with why on rank 0. */
 int checkpoint_now(Settings *set, const TrainingState *s, int last,

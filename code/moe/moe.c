@@ -1,4 +1,4 @@
-/* Tangled from chapters/13c-moe-layer.nw and chapters/99l-moe-layer-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/14c-moe-layer.nw and chapters/99l-moe-layer-plumbing.nw; edit the chapters, not this file. */
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>

@@ -1,64 +1,81 @@
-# Tangled from chapters/99m-experts-drill.nw; edit the chapter, not this file.
+# Tangled from chapters/99j-reliability-drill.nw; edit the chapter, not this file.
 # usage: sh code/runs/13-drill.sh BUILD_DIR
 set -eu
 fleet="$1/bin/fleet"
 numbers="$1/numbers"
 formats=$(cat code/common/formats.awk)
-report=$($fleet moe --json)
+gpus=16384 interruptions=419 window_days=54     # Llama 3's 54 days
+params=405e9 write_gbs=2000 restart_minutes=10  # the drill's run
+# What a restart reads back: mixed precision's fp32 weights and moments.
+bytes=$($fleet memory --precisions --csv |
+        awk -F, '$1 == "mixed" { print $5 + $7 }')
+# The failure-free time: Llama 3's FLOPs for its tokens at 40 % MFU.
+days=$($fleet compute --params $params --tokens 15.6e12 --gpus $gpus \
+           --layers 126 --hidden 16384 --seq 8192 --json |
+       awk -F'[:,]' '{ gsub(/ /, "", $1) }
+                     $1 == "\"days\"" { printf "%.17g\n", $2 }')
+run="--params $params --bytes-per-param $bytes --write-gbs $write_gbs
+     --train-days $days"
+observed="--gpus $gpus --interruptions $interruptions \
+          --window-days $window_days"
 
-# field KEY: one value of the report (a number, or a name without quotes).
+R="--restart-minutes $restart_minutes"
+# The drill's run, the same with a save every hour, and (below) a fleet
+# four times larger: fleet checkpoint's reports.
+drill=$($fleet checkpoint $observed $run $R --json)
+hourly=$($fleet checkpoint $observed $run $R --interval-minutes 60 --json)
+# field KEY [REPORT]: one number of REPORT, the drill's run by default.
 field() {
-    echo "$report" | awk -F': ' -v k="\"$1\"" '{ gsub(/^ +/, "", $1) }
-        $1 == k { sub(/,$/, "", $2); gsub(/"/, "", $2); print $2 }'
+    echo "${2:-$drill}" | awk -F'[:,]' -v k="\"$1\"" '{ gsub(/ /, "", $1) }
+        $1 == k { printf "%.17g\n", $2 }'
 }
-awk -v total="$(field params_total)" -v active="$(field params_active)" \
-    -v bytes_per_param="$(field bytes_per_param)" \
-    -v memory="$(field memory_floor_bytes)" \
-    -v floor_gpus="$(field memory_floor_gpus)" \
-    -v flops="$(field flops_per_token)" \
-    -v dense_flops="$(field dense_flops_per_token)" \
-    -v ratio="$(field compute_ratio)" \
-    -v days="$(field training_days)" \
-    -v dense_days="$(field dense_training_days)" \
-    -v gpus="$(field gpus)" -v hidden="$(field hidden)" \
-    -v top_k="$(field top_k)" -v experts="$(field experts)" \
-    -v ep="$(field ep)" -v link="$(field alltoall_link)" \
-    -v payload="$(field alltoall_payload_bytes_per_token_per_layer)" \
-    -v leaving="$(field alltoall_bytes_per_token_per_layer)" \
-    -v nvlink="$(field nvlink_bandwidth)" -v nic="$(field nic_bandwidth)" \
+mtbi=$(field fleet_mtbi_s)
+# The rate of one GPU that the count implies, in hours.
+gpu_hours=$(awk "BEGIN { printf \"%.10g\", $mtbi * $gpus / 3600 }")
+big=$($fleet checkpoint --gpus $((4 * gpus)) --mtbf-hours $gpu_hours \
+          $run $R --json)
+awk -v mtbi="$mtbi" -v gpus=$gpus -v interruptions=$interruptions \
+    -v window_days=$window_days -v restart=$((60 * restart_minutes)) \
+    -v write_gbs=$write_gbs -v days="$days" \
+    -v bytes="$(field checkpoint_bytes)" -v write="$(field write_s)" \
+    -v young="$(field young_interval_s)" -v daly="$(field daly_interval_s)" \
+    -v effective="$(field effective_fraction)" \
+    -v wall="$(field wall_clock_s)" \
+    -v writes="$(field write_loss_fraction)" \
+    -v rework="$(field rework_loss_fraction)" \
+    -v restarts="$(field restart_loss_fraction)" \
+    -v hourly="$(field effective_fraction "$hourly")" \
+    -v big_mtbi="$(field fleet_mtbi_s "$big")" \
+    -v big_effective="$(field effective_fraction "$big")" \
     "$formats"'
     function macro(name, value) {
-        printf "\\newcommand{\\ExpertDrill%s}{%s}\n", name, value
+        printf "\\newcommand{\\FailDrill%s}{%s}\n", name, value
     }
-    function billions(x) { return sprintf("%.3g~billion", x / 1e9) }
-    function sci(x,   e) {
-        e = int(log(x) / log(10))
-        return sprintf("\\ensuremath{%.3g\\times10^{%d}}", x / 10 ^ e, e)
-    }
-    function bytes(x) {
-        if (x >= 1e12) return sprintf("%.3g\\,TB", x / 1e12)
-        if (x >= 1e9) return sprintf("%.3g\\,GB", x / 1e9)
-        if (x >= 1e6) return sprintf("%.3g\\,MB", x / 1e6)
-        return sprintf("%.3g\\,kB", x / 1e3)
-    }
+    function percent(x) { return sprintf("%.3g\\,\\%%", 100 * x) }
+    function tb(x) { return sprintf("%.3g\\,TB", x / 1e12) }
     BEGIN {
-        macro("Total", billions(total))
-        macro("Active", billions(active))
-        macro("BytesPerParam", bytes_per_param)
-        macro("Memory", bytes(memory))
-        macro("FloorGpus", grouped(floor_gpus))
-        macro("FlopsPerToken", sci(flops))
-        macro("DenseFlopsPerToken", sci(dense_flops))
-        macro("ComputeRatio", sprintf("%.3g", ratio))
-        macro("Days", sprintf("%.3g", days))
-        macro("DenseDays", sprintf("%.3g", dense_days))
         macro("Gpus", grouped(gpus))
-        macro("Hidden", grouped(hidden))
-        macro("TopK", top_k)
-        macro("Experts", experts)
-        macro("Ep", ep)
-        macro("Link", link)
-        macro("AlltoallBytes", bytes(payload))
-        macro("AlltoallLeaving", bytes(leaving))
-        macro("NicOverNvlink", sprintf("%.2g", nvlink / nic))
+        macro("Interruptions", interruptions)
+        macro("WindowDays", window_days)
+        macro("Mtbi", duration(mtbi))
+        macro("MtbiSeconds", grouped(mtbi))
+        macro("PerDay", sprintf("%.2g", 86400 / mtbi))
+        macro("GpuMtbfYears", sprintf("%.2g", mtbi * gpus / (365.25 * 86400)))
+        macro("CheckpointBytes", tb(bytes))
+        macro("WriteRate", tb(write_gbs * 1e9))
+        macro("Write", duration(write))
+        macro("Young", duration(young))
+        macro("Daly", duration(daly))
+        macro("Restart", duration(restart))
+        macro("Effective", percent(effective))
+        macro("WriteAndLost", percent(writes + rework))
+        macro("RestartLoss", percent(restarts))
+        macro("HourlyEffective", percent(hourly))
+        macro("HourlyLoss", percent(effective - hourly))
+        macro("TrainDays", sprintf("%.3g", days))
+        macro("WallDays", sprintf("%.3g", wall / 86400))
+        macro("LostDays", sprintf("%.2g", wall / 86400 - days))
+        macro("BigGpus", grouped(4 * gpus))
+        macro("BigMtbi", duration(big_mtbi))
+        macro("BigEffective", percent(big_effective))
     }' > "$numbers/13-drill.tex"
