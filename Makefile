@@ -94,7 +94,13 @@ all:
 deps: $(B)/stamp/deps
 
 $(B)/stamp/deps:
-	@missing=$$(for p in $(PACKAGES); do \
+	$(call install_missing,$(PACKAGES))
+	@mkdir -p $(@D) && touch $@
+
+# Installs those of the Debian packages $(1) that are missing, as root; any
+# other user is told the command and the build stops.
+define install_missing
+	@missing=$$(for p in $(1); do \
 	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' \
 	      || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -109,7 +115,7 @@ $(B)/stamp/deps:
 	    exit 1; \
 	  fi; \
 	fi
-	@mkdir -p $(@D) && touch $@
+endef
 
 # ---------------------------------------------------------------- tangle ----
 # Every root chunk names the file it produces, under code/ or figures/. The
@@ -612,6 +618,57 @@ $(B)/solutions.pdf: solutions/solutions.tex chapters/preamble.tex chapters/bibli
                     $(wildcard solutions/[0-9]*.tex) $(SOLUTION_STAMPS) \
                     $(wildcard exercises/*.tex)
 	$(call latex,solutions/solutions.tex,solutions)
+
+# ------------------------------------------------------------------ html ----
+# make html weaves the HTML edition, build/html/ (index.html first), from the
+# same LaTeX, numbers and figure scripts as the book: tex4ht (Debian's
+# texlive-plain-generic) runs latex itself on chapters/book.tex, so the book's
+# own macros, its numbers (build/numbers/*.tex), its \ref's and noweb's
+# cross-references of chunks and identifiers come out as they do in the PDF;
+# it cuts the book into one page per chapter, part and appendix, with
+# previous, next and contents links, and writes the mathematics as MathML,
+# which the browser sets itself: no script, nothing fetched. pandoc and hevea
+# read LaTeX without running it, and so neither the run scripts' macros nor
+# noweb's output, and MathJax would add a script to every page. dvisvgm draws
+# the TikZ pictures as SVG; the plotted figures are the same gnuplot scripts,
+# drawn on the same data by the svg terminal (tools/html/svg-figure.pl turns
+# their LaTeX labels into plain text). tests/00-html.t reads every page in a
+# headless Chromium, which `make browser` installs.
+HTML_PACKAGES := texlive-plain-generic dvisvgm
+BROWSER_PACKAGES := chromium
+HTML_FIGURES := $(patsubst figures/%.gp,$(B)/html/figures/%.svg,$(FIGURE_SCRIPTS))
+
+.PHONY: html browser
+
+html: all
+	@$(MAKE) --no-print-directory $(B)/stamp/deps-html
+	@$(MAKE) --no-print-directory $(B)/html/index.html
+
+browser: $(B)/stamp/deps-browser
+
+$(B)/stamp/deps-html:
+	$(call install_missing,$(HTML_PACKAGES))
+	@mkdir -p $(@D) && touch $@
+
+# A browser is installed only for the tests that read the HTML edition, so
+# that it is asked for by name; where it is missing and cannot be installed,
+# those tests say why and skip.
+$(B)/stamp/deps-browser:
+	$(call install_missing,$(BROWSER_PACKAGES))
+	@mkdir -p $(@D) && touch $@
+
+$(B)/html/figures/%.svg: figures/%.gp tools/html/svg-figure.pl $(RUN_STAMPS)
+	@mkdir -p $(@D)
+	@mkdir -p $(B)/html-gp
+	@perl tools/html/svg-figure.pl $< > $(B)/html-gp/$*.gp
+	@gnuplot -e "data='$(B)/data'" -e "set terminal svg size \
+	  $$(sed -n '1s/^# size //p' $(B)/html-gp/$*.gp) font 'sans,13' \
+	  noenhanced background '#ffffff'" -e "set output '$@'" $(B)/html-gp/$*.gp
+
+$(B)/html/index.html: $(B)/book.pdf $(HTML_FIGURES) $(wildcard tools/html/*)
+	@echo "weave $(B)/html"
+	@bash tools/html/build.sh $(B)
+	@echo "wove $@"
 
 # ------------------------------------------------------------------ test ----
 # Two test files at a time (TEST_JOBS): most of them run one process, and
