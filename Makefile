@@ -4,6 +4,8 @@
 #                   programs, draw the figures, weave build/book.pdf and
 #                   build/solutions.pdf
 #   make test       the same, then the whole test-suite through prove
+#   make html       the same, then the HTML edition, build/html/index.html:
+#                   a page per chapter, with the same numbers and figures
 #   make bench      time this book's matrix multiply against OpenBLAS (and
 #                   against one core's peak from build/machine.json), and
 #                   fleet layout's enumeration of a 16,384-GPU fleet
@@ -659,6 +661,7 @@ $(B)/stamp/deps-browser:
 
 $(B)/html/figures/%.svg: figures/%.gp tools/html/svg-figure.pl $(RUN_STAMPS)
 	@mkdir -p $(@D)
+	@echo "plot $< (svg)"
 	@mkdir -p $(B)/html-gp
 	@perl tools/html/svg-figure.pl $< > $(B)/html-gp/$*.gp
 	@gnuplot -e "data='$(B)/data'" -e "set terminal svg size \

@@ -17,6 +17,10 @@ use FleetTest;
 use Browser;
 use File::Path qw(make_path remove_tree);
 use Test::More;
+use Time::HiRes ();
+use Encode ();
+binmode Test::More->builder->$_, q(:encoding(UTF-8))
+  for qw(output failure_output todo_output);
 
 my $root = root();
 chdir $root or die "$root: $!";
@@ -43,6 +47,7 @@ ok(@pages >= 30, scalar(@pages) . ' pages: a page per chapter, part and '
    . 'appendix, and the contents');
 my (%ids, %links, %text, %title, %figures_shown);
 my $maths = 0;
+my $started = Time::HiRes::time();
 for my $page (@pages) {
   my @errors = $browser->load("file://$html/$page");
   ok(!@errors, "$page loads with no console error")
@@ -77,6 +82,7 @@ JS
   ok(!@remote && !$seen->{scripts}, "$page: no script, nothing fetched but "
      . 'its own files') or diag "fetched: @remote";
   $maths += $seen->{maths};
+  diag sprintf "%s %.1f s", $page, Time::HiRes::time() - $started if $ENV{HTML_TIMES};
 }
 ok($maths > 100, "the mathematics is MathML ($maths formulas), "
    . 'which the browser sets without a script');
@@ -107,7 +113,6 @@ for my $script (sort glob "$root/figures/*.gp") {
 
 # The numbers: every run-script macro that a chapter's prose uses, as the
 # PDF prints it, is in the text of that chapter's page.
-my $macros = read_macros("$root/build/numbers/*.tex");
 my %chapter_files;
 my $current;
 for my $file (sort glob "$root/chapters/[0-9]*.nw") {
@@ -121,24 +126,29 @@ for my $chapter ('The memory floor', 'The layout decision') {
   my $prose = '';
   for my $file (@{ $chapter_files{$chapter} }) {
     my $source = slurp($file);
-    $source =~ s/^<<.*>>=\n.*?^@(?: |$)//msg;        # code chunks
+    $source =~ s/^<<[^\n]*>>=\n.*?^@(?:[ \t]|$)//msg; # code chunks
     $source =~ s/(?<!\\)%.*$//mg;                    # comments
-    $source .= slurp("$root/$1.tex") // ''
-      while $source =~ /\\input\{(exercises\/[^{}]+?)(?:\.tex)?\}/g;
-    $prose .= $source;
+    my @exercises = $source =~ /\\input\{(exercises\/[^{}]+?)(?:\.tex)?\}/g;
+    $prose .= $source . join '', map { slurp("$root/$_.tex") // '' } @exercises;
   }
-  (my $page_text = $text{$page}) =~ s/[\s\x{a0}\x{2009}\x{200a}\x{202f}]+//g;
+  # The macros of the numbers files the chapter inputs, as the PDF reads them.
+  my @inputs = $prose =~ /\\input\{(build\/numbers\/[^{}]+?\.tex)\}/g;
+  my $macros = read_macros('{' . join(',', map { "$root/$_" } @inputs) . '}');
+  (my $page_text = $text{$page}) =~ s/[\s\x{a0}\x{2009}\x{200a}\x{202f}]+/ /g;
   my ($checked, @missing) = (0);
   my %used = map { $_ => 1 } $prose =~ /\\([A-Za-z]+)(?![A-Za-z])/g;
   for my $name (sort grep { exists $macros->{$_} } keys %used) {
-    my $printed = $macros->{$name};
+    my $printed = Encode::decode('UTF-8', $macros->{$name});
     $printed =~ s/\{,\}/,/g;
-    $printed =~ s/\\[,;! ]|\s+//g;
     $printed =~ s/\\%/%/g;
-    next if $printed =~ /[\\{}\$^_~'`]|--/ || $printed eq '';
+    # The pieces between spaces (a thin space, \, in LaTeX) in order, with
+    # any space between them, and no digit just before or after.
+    my @pieces = grep { $_ ne '' } split /\\[,;! ]|\s+/, $printed;
+    next if !@pieces || grep { /[\\{}\$^_~'`]|--/ } @pieces;
     $checked++;
-    push @missing, "\\$name = $printed"
-      unless $page_text =~ /(?<![\d.])\Q$printed\E(?!\d)/;
+    my $pattern = join '\s?', map { quotemeta } @pieces;
+    push @missing, "\\$name = " . join ' ', @pieces
+      unless $page_text =~ /(?<![\d.])$pattern(?![\d])/;
   }
   ok($checked >= 10 && !@missing, "$page ('$chapter'): the $checked numbers "
      . 'its prose takes from the runs are the PDF\'s macros')
