@@ -27,8 +27,8 @@ chdir $root or die "$root: $!";
 my $html = "$root/build/html";
 
 my $browser_said = `make --no-print-directory browser 2>&1`;
-plan skip_all => 'no headless Chromium, and `make browser` could not '
-  . "install it: $browser_said" if $? != 0 || !Browser::program();
+plan skip_all => 'no headless Chromium, and `make browser` could not install it: '
+  . join(' ', split ' ', $browser_said) if $? != 0 || !Browser::program();
 
 my $made = `make --no-print-directory html 2>&1`;
 is(exit_status($?), 0, 'make html weaves the HTML edition')
@@ -102,7 +102,8 @@ for my $page (@pages) {
     }
   }
   ok(!@dangling, "$page: its " . scalar(@{ $links{$page} })
-     . ' links resolve') or diag 'dangling: ' . join ' ', @dangling[0 .. 9];
+     . ' links resolve')
+    or diag "dangling: @dangling[0 .. ($#dangling < 9 ? $#dangling : 9)]";
 }
 
 # Every figure script's plot is on a page, as SVG, and shown.
