@@ -106,6 +106,19 @@ for my $page (@pages) {
     or diag "dangling: @dangling[0 .. ($#dangling < 9 ? $#dangling : 9)]";
 }
 
+# noweb's cross-references are links: from a chunk to the chunks it uses,
+# to its continuation and to where it is used, across pages, and from the
+# index of identifiers to each definition.
+my @chunk_links = grep { /#noweb\.NW/ } map { @{ $links{$_} } } @pages;
+my @across = grep { /^book\w+\.html#noweb\.NW/ } @chunk_links;
+ok(@chunk_links > 1000 && @across > 100, scalar(@chunk_links) . ' links of '
+   . 'noweb\'s between chunks, ' . scalar(@across) . ' of them to another page');
+
+# References read as in the PDF: an appendix by its letter.
+my @numbered = grep { $text{$_} =~ /\bAppendix\s+\d/ } @pages;
+ok(!@numbered, 'every reference to an appendix gives its letter')
+  or diag "an appendix by a number on @numbered";
+
 # Every figure script's plot is on a page, as SVG, and shown.
 for my $script (sort glob "$root/figures/*.gp") {
   my ($name) = $script =~ m{([\w-]+)\.gp$};
