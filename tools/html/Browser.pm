@@ -53,7 +53,7 @@ sub start {
     exec $program, '--headless', '--disable-gpu', '--no-first-run',
       '--no-default-browser-check', '--disable-extensions',
       '--disable-background-networking', '--disable-sync',
-      '--hide-scrollbars', '--mute-audio',
+      '--hide-scrollbars', '--mute-audio', '--disable-dev-shm-usage',
       ($> == 0 ? '--no-sandbox' : ()),
       "--user-data-dir=$profile", '--remote-debugging-pipe',
       '--window-size=' . ($options{size} // '1000,1400'), 'about:blank';
