@@ -616,16 +616,20 @@ $(B)/solutions.pdf: solutions/solutions.tex chapters/preamble.tex chapters/bibli
 # ------------------------------------------------------------------ test ----
 # Two test files at a time (TEST_JOBS): most of them run one process, and
 # those that run MPI ranks check results, never speed. The longest start
-# first, so that the two jobs end together.
+# first, so that the two jobs end together; those that run several ranks
+# alternate with those that run one, since two runs of several ranks take
+# turns (FleetTest's mpi_turn: MPICH's waiting ranks poll, and two runs
+# that outnumber the cores together starve each other's ranks). --timer
+# prints each file's time, so that a slow one shows in the log.
 TEST_JOBS ?= 2
-SLOW_TESTS := $(wildcard tests/07-allreduce.t tests/07-solutions.t \
+SLOW_TESTS := $(wildcard tests/07-allreduce.t tests/06-solutions.t \
                 tests/08-sharded-state.t tests/10-figures.t \
-                tests/06-reference-input.t tests/06-solutions.t \
-                tests/09-tensor-parallel.t tests/11-hierarchical.t \
+                tests/07-solutions.t tests/06-reference-input.t \
+                tests/11-hierarchical.t tests/09-tensor-parallel.t \
                 tests/11-mesh.t tests/11-buckets.t)
 
 test: all
-	@prove -j$(TEST_JOBS) $(SLOW_TESTS) \
+	@prove --timer -j$(TEST_JOBS) $(SLOW_TESTS) \
 	  $(filter-out $(SLOW_TESTS),$(wildcard tests/*.t))
 
 # AddressSanitizer and UndefinedBehaviorSanitizer on the programs' own tests,
