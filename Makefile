@@ -303,7 +303,7 @@ lab-attention: $(MINIGPT64_OBJ) $(COMM_OBJ) $(COMMON_OBJ)
 # The ring lab: the allreduce benchmark built with the student's ring.c,
 # run on 1 to 4 ranks; it exits non-zero if any element is wrong. Only
 # correctness is graded, so each size is timed in one short batch.
-lab-ring: $(COMMON_OBJ) $(OBJ)/comm/mesh.o
+lab-ring: $(COMMON_OBJ) $(OBJ)/comm/mesh.o $(B)/machine.json
 	@mkdir -p $(LAB_DIR)
 	$(MPICC) $(CFLAGS) $(FAST) -Icode/comm -c $(LAB) -o $(LAB_DIR)/ring.o
 	$(MPICC) $(CFLAGS) $(FAST) -c code/comm/allreduce.c \
@@ -312,7 +312,8 @@ lab-ring: $(COMMON_OBJ) $(OBJ)/comm/mesh.o
 	  $(OBJ)/comm/mesh.o $(COMMON_OBJ) $(LDLIBS) -o $(LAB_DIR)/allreduce-lab
 	@for n in 1 2 3 4; do \
 	  mpiexec -n $$n $(LAB_DIR)/allreduce-lab --max-bytes 16384 --repeats 1 \
-	    --seconds 0.001 --warmup 1 > $(LAB_DIR)/ranks-$$n.txt 2>&1 \
+	    --seconds 0.001 --warmup 1 --machine $(B)/machine.json \
+	    > $(LAB_DIR)/ranks-$$n.txt 2>&1 \
 	    || { echo "lab-ring: FAIL with $$n ranks"; \
 	         tail -n 3 $(LAB_DIR)/ranks-$$n.txt; exit 1; }; \
 	done; echo "lab-ring: OK on 1, 2, 3 and 4 ranks"

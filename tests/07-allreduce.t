@@ -38,6 +38,14 @@ my @quick = qw(--seconds 0.001 --warmup 1 --repeats 3);
 # measures it, while its other ranks wait. The sweeps on 1 and 2 ranks
 # measure it.
 my @ceiling = qw(--memcpy 10);
+# The first-touch rate too, from the machine file that make measured once:
+# a launch that measures it maps and writes 64 MiB three times, seconds on a
+# virtual machine, while its other ranks poll. The sweeps that measure the
+# ceiling measure the first touch as well.
+my $machine = "$root/build/machine.json";
+ok(-s $machine, 'build/machine.json is measured') or BAIL_OUT('run make');
+my ($touch_rate) = (slurp($machine) // '') =~ /"first_touch_bytes_per_second": ([0-9.eE+-]+)/;
+push @ceiling, '--machine', $machine;
 chomp(my $cores = `nproc`);
 my %factor = (
     allreduce      => sub { 2 * ($_[0] - 1) / $_[0] },
@@ -107,6 +115,10 @@ sub sweep_ok {
     ok($rows, "$name: --json is an array of rows, one per line") or return;
     my @memcpy = grep { $_->{op} eq 'memcpy' } @$rows;
     my @touch = grep { $_->{op} eq 'first_touch' } @$rows;
+    if (!$a{measure_memcpy} && @touch) {
+        close_to($touch[0]{algbw}, $touch_rate / 1e9, 1e-6,
+                 "$name: the first-touch row is the machine file's");
+    }
     my @coll = grep { $_->{op} ne 'memcpy' && $_->{op} ne 'first_touch' } @$rows;
 
     my (%want, %got);
@@ -271,6 +283,8 @@ my @bad = (
     ['--repeats', '--repeats', '2.5'],
     ['--memcpy', '--memcpy', '0'],
     ['--memcpy', '--memcpy', 'fast'],
+    ['--machine', '--machine', '/nonexistent/machine.json'],
+    ['--machine', '--machine', "$root/Makefile"],
     ['--bogus', '--bogus'],
     ['--bogus', '--bogus', 7],
 );
@@ -299,7 +313,7 @@ for my $n (1, 2, 4) {
     my ($status, $out, $err) = run(mpiexec($n, $bin, '--help'));
     is($status, 0, "--help on $n rank(s): exit 0");
     is(scalar(() = $out =~ /^usage: allreduce/mg), 1, "--help on $n rank(s): printed once");
-    for my $flag (qw(--min-bytes --max-bytes --op --warmup --seconds --repeats --memcpy --transcript
+    for my $flag (qw(--min-bytes --max-bytes --op --warmup --seconds --repeats --memcpy --machine --transcript
                      --data --json --csv --latex --output --help)) {
         like($out, qr/^\s+\Q$flag\E\b/m, "--help on $n rank(s): lists $flag") if $n == 1;
     }
@@ -314,7 +328,7 @@ for my $n (1, 2, 4) {
     my $n = $cores + 1;
     my $dir = tempdir(CLEANUP => 1);
     my ($status, $out, $err) = run(mpiexec($n, $bin, @quick,
-        qw(--memcpy 12.5 --op allreduce --max-bytes 64 --transcript),
+        qw(--memcpy 12.5 --op allreduce --max-bytes 64), '--machine', $machine, '--transcript',
         "$dir/t.txt", '--json'));
     is($status, 0, "$n ranks on $cores cores: still correct, exit 0") or diag $err;
     my $rows = rows_of($out) // [];
