@@ -195,14 +195,14 @@ comm="2 * ($gpus - 1) / $gpus * $grads / $busbw"
 n=2
 copy=$(sed -n 's/.*"memcpy_bytes_per_second": *\([0-9][0-9.eE+]*\).*/\1/p' \
            "$1/machine.json" 2> /dev/null | head -n 1)
-memcpy=""
+rates=""
 source='measured by this run, as the build has no build/machine.json'
 if [ -n "$copy" ]; then
-    memcpy="--memcpy $(awk -v b="$copy" 'BEGIN { printf "%.6g", b / 1e9 }')"
+    rates="--machine $1/machine.json"     # its copy and first-touch rates
     source='read from \texttt{build/machine.json}, as in the chapter'
 fi
 mpiexec -bind-to core -n $n "$bin/allreduce" --op allreduce --min-bytes 8 \
-        --max-bytes 4194304 $memcpy --json --output "$out/07-ex7.json" \
+        --max-bytes 4194304 $rates --json --output "$out/07-ex7.json" \
         --transcript "$out/07-ex7.txt" 2> /dev/null
 SOURCE="$source" awk -v n=$n '
     function field(line, key,   s) {

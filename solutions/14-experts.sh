@@ -155,7 +155,8 @@ even="$out/14-ex5-even-1.25.json"
 size=4194304
 for op in alltoall allreduce; do
     mpiexec -n 2 "$bin/allreduce" --op $op --min-bytes $size \
-        --max-bytes $size --memcpy 10 --repeats 3 --json \
+        --max-bytes $size --memcpy 10 --machine "$1/machine.json" \
+        --repeats 3 --json \
         --output "$out/14-ex6-$op.json"
 done
 # row OP FIELD: FIELD of the row of MPICH's OP in 14-ex6-OP.json.

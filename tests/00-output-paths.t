@@ -34,7 +34,8 @@ my %tool = (
     'fleet memory'  => { cmd => ["$bin/fleet", 'memory'],  flags => ['--output'] },
     'fleet compute' => { cmd => ["$bin/fleet", 'compute'], flags => ['--output'] },
     'allreduce'     => { cmd => ["$bin/allreduce", qw(--max-bytes 1024 --seconds 0.001
-                                                      --warmup 1)],
+                                                      --warmup 1), '--machine',
+                                     "$bin/../machine.json"],
                          flags => [qw(--output --data --transcript)] },
     'matmul-bench'  => { cmd => ["$bin/matmul-bench", qw(--seconds 0.01 --batch 1 --seq 8
                                                          --hidden 8 --vocab 8)],
@@ -131,8 +132,10 @@ my @stdout_runs = (
     [minigpt => "$bin/minigpt", qw(--steps 2 --quiet)],
     [minigpt => "$bin/minigpt", qw(--steps 2 --quiet --json)],
     [minigpt => "$bin/minigpt", '--help'],
-    [allreduce => "$bin/allreduce", qw(--max-bytes 1024 --seconds 0.001 --json)],
-    [allreduce => "$bin/allreduce", qw(--max-bytes 1024 --seconds 0.001 --op allreduce)],
+    [allreduce => "$bin/allreduce", qw(--max-bytes 1024 --seconds 0.001 --json --machine),
+     "$bin/../machine.json"],
+    [allreduce => "$bin/allreduce", qw(--max-bytes 1024 --seconds 0.001 --op allreduce
+                                       --machine), "$bin/../machine.json"],
     ['matmul-bench' => "$bin/matmul-bench", qw(--seconds 0.01 --batch 1 --seq 8
                                                --hidden 8 --vocab 8)],
     [moe => "$bin/moe", qw(--tokens 16 --hidden 8 --repeats 1 --json)],

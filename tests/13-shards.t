@@ -212,7 +212,7 @@ SKIP: {
     my $numbers = root() . '/build/numbers';
     skip 'run make first for the numbers of the book', 12
         unless -f "$numbers/13-shards.tex";
-    my %m = %{ read_macros("$numbers/12-[Ss]hards*.tex") };
+    my %m = %{ read_macros("$numbers/13-[Ss]hards*.tex") };
     my ($bytes, $nic, $gpus) = (405e9 * 12, 400e9 / 8, 16384);
     macro_agrees(\%m, 'ShardsOneCheckpointBytes', $bytes, 'the state');
     macro_agrees(\%m, 'ShardsOneCheckpointTime', $bytes / $nic,

@@ -30,10 +30,10 @@ use Test::More;
 
 my $root = root();
 my $sols = "$root/build/solutions";
-ok(-s "$sols/13-ex7-derived.tex", 'the solution script has run (build/solutions/12-*)')
+ok(-s "$sols/13-ex7-derived.tex", 'the solution script has run (build/solutions/13-*)')
     or BAIL_OUT('no build/solutions/13-ex7-derived.tex: run make first');
 
-my %macro = %{ read_macros("$sols/12-*.tex") };
+my %macro = %{ read_macros("$sols/13-*.tex") };
 sub agrees { return macro_agrees(\%macro, @_) }
 sub value { my ($v) = printed_number($macro{ $_[0] }); return $v }
 sub json {
@@ -247,7 +247,7 @@ answers_not_given_away($text, \%macro, qw(
     SolThirteenBSlowDaly SolThirteenCTenEffective SolThirteenCKeepRestart
     SolThirteenDOneStall SolThirteenDShard SolThirteenFLargestTen
     SolThirteenFLargestTwo));
-solutions_pdf_ok(chapter => 12, solution => 'solutions/13-reliability.tex',
+solutions_pdf_ok(chapter => 13, solution => 'solutions/13-reliability.tex',
                  title => 'When GPUs fail', items => scalar @items,
                  key => { 1 => $macro{SolThirteenALlamaGpuHours},
                           3 => $macro{SolThirteenCTenEffective},

@@ -33,10 +33,10 @@ use Test::More;
 
 my $root = root();
 my $sols = "$root/build/solutions";
-ok(-s "$sols/14-ex6-derived.tex", 'the solution script has run (build/solutions/13-*)')
+ok(-s "$sols/14-ex6-derived.tex", 'the solution script has run (build/solutions/14-*)')
     or BAIL_OUT('no build/solutions/14-ex6-derived.tex: run make first');
 
-my %macro = %{ read_macros("$sols/13-*.tex") };
+my %macro = %{ read_macros("$sols/14-*.tex") };
 sub agrees { return macro_agrees(\%macro, @_) }
 sub value { my ($v) = printed_number($macro{ $_[0] }); return $v }
 sub json {
@@ -209,7 +209,7 @@ answers_not_given_away($text, \%macro, qw(
     SolFourteenAMemoryFloorBytes SolFourteenATrainingDays SolFourteenAExpertShare
     SolFourteenCPayloadBytes SolFourteenCThirtyTwoNicTime SolFourteenDTpExpertBytes
     SolFourteenESkewOneDropped SolFourteenESkewOneImbalance));
-solutions_pdf_ok(chapter => 13, solution => 'solutions/14-experts.tex',
+solutions_pdf_ok(chapter => 14, solution => 'solutions/14-experts.tex',
                  title => 'Mixture of experts', items => scalar @items,
                  key => { 1 => $macro{SolFourteenAExpertShare},
                           3 => $macro{SolFourteenCPayloadBytes},

@@ -35,7 +35,8 @@ for my $bin ($machine, $minigpt, $bench, $fleet) {
 ok(-s $file, 'build/machine.json was written') or BAIL_OUT('run make first');
 
 my @figures = qw(peak_flops_per_core gemm_flops_per_core
-                 memcpy_bytes_per_second p2p_latency_s p2p_bytes_per_second);
+                 memcpy_bytes_per_second first_touch_bytes_per_second
+                 p2p_latency_s p2p_bytes_per_second);
 
 # The checks every machine file must pass, whoever wrote it.
 sub check_machine_file {
@@ -202,20 +203,22 @@ SKIP: {
        'the fastest product\'s share of the peak: the transcript\'s digits');
 }
 
-# Every run script that trains or times minigpt, or times the benchmark,
-# reads the machine's figures from the file.
+# Every run script that trains or times minigpt, or times the benchmark or
+# the collectives, reads the machine's figures from the file.
 for my $script (glob("$root/code/runs/*.sh"), glob("$root/solutions/*.sh")) {
     (my $text = slurp($script) // '') =~ s/\\\n\s*/ /g;
     my $name = $script =~ s{^\Q$root\E/}{}r;
     for my $line (split /\n/, $text) {
-        next unless $line =~ /\$bin\/(minigpt|matmul-bench)\b(?!-)/
+        next unless $line =~ /\$bin\/(minigpt|matmul-bench|allreduce)\b(?!-)/
                  || $line =~ /\$minigpt\b/;
         next if $line =~ /--(verify|gradcheck|sample|help|print-mesh)\b/
              || $line =~ /^\s*#/;
         next if $line =~ /^\s*minigpt(64)?=/;
         my $flagged = $line =~ /--machine\b/
                    || ($line =~ /\$minigpt\b/
-                       && $text =~ /^\s*minigpt="[^"]*--machine/m);
+                       && $text =~ /^\s*minigpt="[^"]*--machine/m)
+                   || ($line =~ /\$rates\b/
+                       && $text =~ /^\s*(if .*then )?rates="--machine/m);
         ok($flagged, "$name: passes --machine: " . substr($line =~ s/^\s+//r, 0, 60));
     }
 }

@@ -140,4 +140,8 @@ void guard_stdout(const char *command);
    positive number; otherwise one line on stderr naming FLAG, and 2. */
 int machine_figure(const char *command, const char *flag, const char *path,
                    const char *key, double *value);
+/* Bytes a second of one first touch of `bytes` of fresh pages: map them,
+   write each once, unmap them. Every 4 KiB page is a fault (without
+   transparent huge pages), in which the kernel finds and zeroes a page. */
+double first_touch_rate(size_t bytes);
 #endif

@@ -1,11 +1,29 @@
 /* Tangled from chapters/92-measuring.nw; edit the chapter, not this file. */
+#define _DEFAULT_SOURCE                     /* MAP_ANONYMOUS */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 
 #include "cli.h"
+
+double first_touch_rate(size_t bytes)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        abort();
+    memset(p, 1, bytes);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    munmap(p, bytes);
+    return (double)bytes / ((double)(t1.tv_sec - t0.tv_sec)
+                            + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+}
 
 int machine_figure(const char *command, const char *flag, const char *path,
                    const char *key, double *value)

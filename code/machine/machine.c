@@ -106,7 +106,7 @@ typedef struct {
     double seconds;
     int gemm_m, gemm_n, gemm_k;
     double copy_bytes, latency_bytes, bandwidth_bytes;
-    Measured peak, gemm_flops, copy, latency, bandwidth;
+    Measured peak, gemm_flops, copy, touch, latency, bandwidth;
 } Machine;
 
 static void json_figure(FILE *f, const char *key, Measured x)
@@ -135,6 +135,7 @@ static void machine_json(FILE *f, const Machine *m)
     json_figure(f, "gemm_flops_per_core", m->gemm_flops);
     fprintf(f, "  \"memcpy_bytes\": %.17g,\n", m->copy_bytes);
     json_figure(f, "memcpy_bytes_per_second", m->copy);
+    json_figure(f, "first_touch_bytes_per_second", m->touch);
     fprintf(f, "  \"p2p_latency_bytes\": %.17g,\n", m->latency_bytes);
     json_figure(f, "p2p_latency_s", m->latency);
     fprintf(f, "  \"p2p_bytes\": %.17g,\n", m->bandwidth_bytes);
@@ -227,6 +228,7 @@ static void machine_latex(FILE *f, const Machine *m, const char *prefix)
     snprintf(text, sizeof text, "%s\\,MiB", grouped(m->copy_bytes / 1048576).s);
     macro(f, prefix, "MemcpyBuffer", text);
     macro_figure(f, prefix, "MemcpyGBs", m->copy, 1e9, 0);
+    macro_figure(f, prefix, "FirstTouchGBs", m->touch, 1e9, 0);
     macro(f, prefix, "LatencyBytes", grouped(m->latency_bytes).s);
     macro_figure(f, prefix, "LatencyUs", m->latency, 1e-6, 0);
     snprintf(text, sizeof text, "%s\\,MiB",
@@ -249,10 +251,11 @@ static void machine_table(FILE *f, const Machine *m)
         { "peak, one core (GFLOP/s)", m->peak, 1e9 },
         { "gemm, one core (GFLOP/s)", m->gemm_flops, 1e9 },
         { "memcpy, one core (GB/s)", m->copy, 1e9 },
+        { "first touch, one core (GB/s)", m->touch, 1e9 },
         { "p2p latency (us)", m->latency, 1e-6 },
         { "p2p bandwidth (GB/s)", m->bandwidth, 1e9 },
     };
-    for (int i = 0; i < 5; i++)
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         fprintf(f, "%-32s %11s %11s %11s\n", rows[i].what,
                 sig(rows[i].x.median / rows[i].unit, 3).s,
                 sig(rows[i].x.low / rows[i].unit, 3).s,
@@ -364,6 +367,10 @@ static int measure_machine(int rank, int n, Option *o)
             x[i] = copy_rate(to, from, bytes, m.seconds);
         m.copy = figure_of(x, m.repeats);
         free(from); free(to);
+        first_touch_rate(bytes);                                      /* warm-up */
+        for (int i = 0; i < m.repeats; i++)
+            x[i] = first_touch_rate(bytes);
+        m.touch = figure_of(x, m.repeats);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     char *buffer = calloc((size_t)m.bandwidth_bytes > (size_t)m.latency_bytes

@@ -24,10 +24,8 @@ machine_field() {    # the number after "KEY": in build/machine.json, if any
 }
 copy=$(machine_field memcpy_bytes_per_second "$1/machine.json")
 p2p=$(machine_field p2p_bytes_per_second "$1/machine.json")
-memcpy=""
-if [ -n "$copy" ]; then
-    memcpy="--memcpy $(awk -v b="$copy" 'BEGIN { printf "%.6g", b / 1e9 }')"
-fi
+rates=""             # the copy and first-touch rates, measured once
+if [ -n "$copy" ]; then rates="--machine $1/machine.json"; fi
 {
     printf '\\newcommand{\\RingCoresHere}{%d}\n' "$cores"
     has_p2p=0
@@ -41,25 +39,25 @@ fi
         "$(awk -v b="${p2p:-0}" 'BEGIN { printf "%.3g", b / 1e9 }')"
 } > "$numbers/07-machine.tex"
 largest=67108864
-mpiexec $pin -n 2 $bin/allreduce $memcpy --max-bytes $largest \
+mpiexec $pin -n 2 $bin/allreduce $rates --max-bytes $largest \
         --transcript "$transcripts/07-allreduce-2.txt" \
         --data "$data/07-allreduce-2.csv" --latex Ring \
         --output "$numbers/07-allreduce.tex" 2>/dev/null
 heap="glibc.malloc.mmap_threshold=1073741824"
 heap="$heap:glibc.malloc.trim_threshold=1073741824"
-GLIBC_TUNABLES=$heap mpiexec $pin -n 2 $bin/allreduce $memcpy --op allreduce \
+GLIBC_TUNABLES=$heap mpiexec $pin -n 2 $bin/allreduce $rates --op allreduce \
         --min-bytes $largest --max-bytes $largest \
         --data "$data/07-allreduce-heap.csv" --latex RingHeap \
         --output "$numbers/07-allreduce-heap.tex" 2>/dev/null
 if [ "$cores" -ge 4 ]; then
-    mpiexec $pin -n 4 $bin/allreduce $memcpy --op allreduce \
+    mpiexec $pin -n 4 $bin/allreduce $rates --op allreduce \
             --max-bytes 67108864 \
             --transcript "$transcripts/07-allreduce-4.txt" --latex RingFour \
             --output "$numbers/07-allreduce-4.tex" 2>/dev/null
     timed=1
 else
     checked=4096            # a check of correctness, not a measurement
-    mpiexec -n 4 $bin/allreduce $memcpy --max-bytes $checked \
+    mpiexec -n 4 $bin/allreduce $rates --max-bytes $checked \
             --seconds 0.001 --warmup 1 --repeats 1 --latex RingFour \
             --output "$numbers/07-allreduce-4.tex" 2>/dev/null
     printf '\\newcommand{\\RingFourCheckedKib}{%d}\n' $((checked / 1024)) \
@@ -316,7 +314,7 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" \
     > "$numbers/07-allreduce-verdict.tex"
 mpiexec $pin -n 2 $bin/minigpt --dp 2 --verify --micro-batches 2 \
         --output "$transcripts/07-verify.txt"
-weak="--quiet --steps 150 --eval-every 1000 --json"
+weak="--quiet --steps 100 --eval-every 1000 --json"
 for k in 1 2 3 4 5; do
     report=""
     test $k = 1 && report="--transcript $transcripts/07-dp-2.txt"

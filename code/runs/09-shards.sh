@@ -48,7 +48,7 @@ largest_tp() {
 shards() {       # shards NAME FLAGS...: one timed run, transcript and JSON
     name=$1; shift
     mpiexec $pin -n 1 $bin/matmul-bench --shards --machine "$machine" \
-        --repeats "$repeats" --seconds 0.7 "$@" \
+        --repeats "$repeats" --seconds 0.35 "$@" \
         --transcript "$transcripts/09-shards-$name.txt" \
         --json --output "$data/09-shards-$name.json"
 }

@@ -7,8 +7,8 @@ formats=$(cat code/common/formats.awk)
 ranks=4 group=2 delay_us=1000 throttle_gbs=0.02 repeats=5
 min=131072 max=8388608
 cores=$(nproc)
-mpiexec -n $ranks $bin/allreduce --op hierarchical --group $group \
-        --delay-us $delay_us --throttle-gbs $throttle_gbs \
+mpiexec -n $ranks $bin/allreduce --machine "$machine" --op hierarchical \
+        --group $group --delay-us $delay_us --throttle-gbs $throttle_gbs \
         --min-bytes $min --max-bytes $max --seconds 0.001 --warmup 1 \
         --repeats $repeats --transcript "$transcripts/11-hierarchical.txt" \
         --data "$data/11-hierarchical-measured.csv" >/dev/null 2>&1

@@ -17,10 +17,10 @@ test -n "$restart" && test -n "$nic" || {
 price() {        # price PREFIX PARAMS: one writer's checkpoint, at one NIC
     $fleet memory --params "$2" --gpu h100 --gpus $gpus \
         --checkpoint-bytes-per-param "$restart" --checkpoint-bandwidth "$nic" \
-        --latex "$1" --output "$numbers/12-$1.tex"
+        --latex "$1" --output "$numbers/13-$1.tex"
     $fleet memory --params "$2" --gpu h100 --gpus $gpus \
         --checkpoint-bytes-per-param "$restart" --checkpoint-bandwidth "$nic" \
-        --json --output "$data/12-$1.json"
+        --json --output "$data/13-$1.json"
 }
 price ShardsOne $params
 price ShardsEach "$(awk -v p=$params -v g=$gpus 'BEGIN { print p / g }')"
@@ -39,7 +39,7 @@ END {
     printf "\\newcommand{\\ShardsNicGBs}{%s}\n", grouped(nic / 1e9)
     printf "\\newcommand{\\ShardsAllNicsTBs}{%s}\n",
            grouped(nic * v["gpus"] / 1e12)
-}' "$data/12-ShardsOne.json" > "$numbers/13-shards.tex"
+}' "$data/13-ShardsOne.json" > "$numbers/13-shards.tex"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 tiny="--layers 2 --hidden 16 --heads 2 --seq 8 --vocab 16 --batch 4

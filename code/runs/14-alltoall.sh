@@ -10,9 +10,11 @@ if [ "$ranks" -eq 3 ]; then ranks=2; fi      # a power of two: whole blocks
 if [ "$ranks" -lt 2 ]; then ranks=2 pin=""; fi
 repeats=5 min=64 max=4194304
 sweep="--min-bytes $min --max-bytes $max --repeats $repeats --seconds 0.02"
-mpiexec $pin -n $ranks $bin/allreduce --op allreduce $sweep \
+mpiexec $pin -n $ranks $bin/allreduce --machine "$1/machine.json" \
+        --op allreduce $sweep \
         --data "$data/14-alltoall-allreduce.csv" >/dev/null 2>&1
-mpiexec $pin -n $ranks $bin/allreduce --op alltoall $sweep \
+mpiexec $pin -n $ranks $bin/allreduce --machine "$1/machine.json" \
+        --op alltoall $sweep \
         --data "$data/14-alltoall-measured.csv" \
         --transcript "$transcripts/14-alltoall.txt" \
         --latex AlltoallRun --output "$numbers/14-alltoall-run.tex" 2>/dev/null

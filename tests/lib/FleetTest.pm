@@ -21,7 +21,7 @@ our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
                  refused_no_output verify_ok solution_sources_ok
                  exercise_file_ok answers_not_given_away solutions_pdf_ok
                  write_file lab_documented mpiexec_stand_in at_path
-                 same_checkpoints different_checkpoints);
+                 same_checkpoints different_checkpoints mpi_turn);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -75,8 +75,27 @@ sub run {
 our $MPI_SECONDS = 300;
 sub mpiexec {
     my ($ranks, @command) = @_;
-    return ('timeout', '-k', '10', $MPI_SECONDS, 'mpiexec', '-n', $ranks,
-            @command);
+    return mpi_turn($ranks, 'timeout', '-k', '10', $MPI_SECONDS, 'mpiexec',
+                    '-n', $ranks, @command);
+}
+
+# COMMAND, which starts RANKS ranks, made to wait its turn: prove runs two
+# test files at once, and MPICH's ranks poll while they wait for a message,
+# so the ranks of two runs that together outnumber the cores starve each
+# other (every step of a ring waits for the scheduler to give a peer back
+# its core). A run of more ranks than half the cores holds build/mpi.lock
+# alone; smaller runs share it, so that two of them, which fit the cores
+# together, still overlap; one rank takes no turn. The wait is outside
+# mpiexec()'s time limit, and a test waiting its turn uses no core.
+# run(mpi_turn(4, 'make', 'lab-ring')) for a command that calls mpiexec.
+my $cores;
+sub mpi_turn {
+    my ($ranks, @command) = @_;
+    my $build = root() . '/build';
+    return @command if $ranks <= 1 || !-d $build;
+    chomp($cores = `nproc` || 1) unless defined $cores;
+    return ('flock', 2 * $ranks > $cores ? '--exclusive' : '--shared',
+            "$build/mpi.lock", @command);
 }
 
 # Run COMMAND with --json and decode what it printed; die (a failed test)
