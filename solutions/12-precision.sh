@@ -243,6 +243,10 @@ quote_range "$out/12-ex4.txt" '^static state' '^GPUs to hold'
     fp32_share=$($fleet memory --precisions --csv |
                  awk -F, '$1 == "mixed" { print ($5 + $7) / $8 }')
     macro SolTwelveDFpShare "$(percent "$fp32_share")"
+    macro SolTwelveDFpBytes "$($fleet memory --precisions --csv |
+                               awk -F, '$1 == "mixed" { print $5 + $7 }')"
+    macro SolTwelveDMixedBytes "$($fleet memory --precisions --csv |
+                                  awk -F, '$1 == "mixed" { print $8 }')"
     for c in eight:Eight lean:Lean; do
         macro "SolTwelveD${c#*:}Saves" "$(calc %d \
             "$(at 12-ex4-405e9-mixed gpus_min) \
