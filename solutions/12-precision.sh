@@ -22,32 +22,30 @@ minigpt="$bin/minigpt --machine $(cd "$1" && pwd)/machine.json"
 at() {
     json "$out/$1.json" "$2"
 }
-# ranges: every format's range, once, as CSV (a line per format).
+# ranges: every format's range, once, as CSV (one line, a column
+# FORMAT_FIELD for each field of each format).
 $formats --ranges --csv > "$out/12-ranges.csv"
-# cell FILE KEY VALUE FIELD: FIELD of the CSV line of FILE whose column
-# KEY holds VALUE (compared as a number when both are numbers); none stops
-# the script.
-cell() {
-    awk -F, -v key="$2" -v want="$3" -v field="$4" '
+# column FILE NAME: the column NAME of the CSV FILE's second line; none
+# stops the script.
+column() {
+    awk -F, -v name="$2" '
         NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
-        $at[key] == want || ($at[key] + 0 == want + 0 && want ~ /^[0-9.e+-]+$/) {
-            print $at[field]; found = 1; exit }
+        NR == 2 && (name in at) { print $at[name]; found = 1 }
         END { exit !found }' "$1" ||
-    { echo "$0: no $4 for $2 = $3 in $1" >&2; exit 1; }
+    { echo "$0: no column $2 in $1" >&2; exit 1; }
 }
-# range FORMAT FIELD: one field of a format's range.
+# range FORMAT FIELD: one field of a format's range (largest,
+# smallest_normal, smallest_subnormal, unit_roundoff, significant_bits).
 range() {
-    cell "$out/12-ranges.csv" format "$1" "$2"
+    column "$out/12-ranges.csv" "$1_$2"
 }
-# rounded FILE X FORMAT FIELD: FIELD (value, relative_error) of X rounded
-# to FORMAT, from formats' CSV in FILE.
+# rounded X FORMAT FIELD: FIELD (nearest, relative_error) of X rounded to
+# FORMAT, as formats prints it (X is first read as an fp32 number, as the
+# trainer holds it; FORMAT fp32 gives that number).
 rounded() {
-    awk -F, -v x="$2" -v f="$3" -v field="$4" '
-        NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
-        $at["input"] + 0 == x + 0 && $at["format"] == f {
-            print $at[field]; found = 1; exit }
-        END { exit !found }' "$1" ||
-    { echo "$0: no $4 of $2 in $3 in $1" >&2; exit 1; }
+    $formats "$1" --csv > "$out/12-one.csv"
+    if [ "$2" = fp32 ]; then column "$out/12-one.csv" x
+    else column "$out/12-one.csv" "$2_$3"; fi
 }
 # percent X: a fraction as the book prints it, 4.6\,\%.
 percent() {
@@ -97,9 +95,7 @@ bytes() {
 # Four formats side by side: formats --ranges, and four numbers rounded to
 # each; the span of each format in powers of two, and fp16's range from
 # its layout (5 exponent bits of bias 15, 10 fraction bits).
-show "$out/12-ex1.txt" "$formats" --ranges
-$formats 3e5 1e-6 1e-9 1.001 --csv > "$out/12-ex1-values.csv"
-show "$out/12-ex1-values.txt" "$formats" 3e5 1e-6 1e-9 1.001
+show "$out/12-ex1.txt" "$formats" 3e5 1e-6 1e-9 1.001
 {
     for f in bf16:Bf fp16:Fp e4m3:Efour e5m2:Efive; do
         n=SolTwelveA${f#*:} k=${f%%:*}
@@ -107,15 +103,14 @@ show "$out/12-ex1-values.txt" "$formats" 3e5 1e-6 1e-9 1.001
         macro "${n}MinNormal" "$(number "$(range $k smallest_normal)")"
         macro "${n}MinSubnormal" "$(number "$(range $k smallest_subnormal)")"
         macro "${n}Unit" "$(number "$(range $k unit_roundoff)")"
-        macro "${n}Bits" "$(range $k mantissa_bits)"
+        macro "${n}Bits" "$(range $k significant_bits)"
         macro "${n}Binades" "$(calc %.1f "log($(range $k largest) \
             / $(range $k smallest_subnormal)) / log(2)")"
         for x in 3e5:Big 1e-6:Micro 1e-9:Nano 1.001:Near; do
-            v=$(rounded "$out/12-ex1-values.csv" ${x%%:*} $k value)
+            v=$(rounded ${x%%:*} $k nearest)
             macro "${n}${x#*:}" "$(number "$v")"
             macro "${n}${x#*:}Error" "$(error \
-                "$(rounded "$out/12-ex1-values.csv" ${x%%:*} $k \
-                   relative_error)")"
+                "$(rounded ${x%%:*} $k relative_error)")"
         done
     done
     # fp16 from its layout: bias 15, 10 fraction bits.
@@ -131,38 +126,21 @@ show "$out/12-ex1-values.txt" "$formats" 3e5 1e-6 1e-9 1.001
 # bf16; a thousand steps of the final rate on a weight of 1, in bf16 (one
 # rounding is enough: the weight does not move, so every step is the
 # first) and in fp32, rounded to nearest-even on 24 bits.
-w_values="1 0.02"
-rates="8e-5 8e-7"
-$formats $w_values --csv > "$out/12-ex2-weights.csv"
 # stored W FORMAT: the weight W as FORMAT holds it.
 stored() {
-    rounded "$out/12-ex2-weights.csv" $1 $2 value
+    rounded $1 $2 nearest
 }
-# The sums the update asks for: each format's weight plus each rate.
-sums=$(for w in $w_values; do for f in bf16 fp16; do for r in $rates; do
-           calc %.17g "$(stored $w $f) + $r"; echo; done; done; done)
-$formats $sums --csv > "$out/12-ex2-values.csv"
-show "$out/12-ex2.txt" "$formats" "$(calc %.17g "$(stored 1 bf16) + 8e-5")" \
-    "$(calc %.17g "$(stored 0.02 bf16) + 8e-5")"
-# fp32 NUMBER...: each rounded to fp32 (24 significant bits, to nearest,
-# ties to even), as awk's doubles let us write it.
-bf_bits=$(range bf16 mantissa_bits)
-thousand_fp32=$(awk 'function fp32(x,   e, q, r, f) {
-        if (x == 0) return 0
-        e = int(log(x) / log(2)); if (2 ^ e > x) e--; if (2 ^ (e + 1) <= x) e++
-        q = 2 ^ (e - 23); r = x / q; f = int(r)
-        if (r - f > 0.5 || (r - f == 0.5 && f % 2 == 1)) f++
-        return f * q }
-    BEGIN { w = 1; for (i = 0; i < 1000; i++) w = fp32(w + 8e-7)
-            printf "%.10g\n", w }')
+show "$out/12-ex2.txt" "$formats" "$(calc %.10g "$(stored 1 bf16) + 8e-5")" \
+    "$(calc %.10g "$(stored 0.02 bf16) + 8e-5")"
+bf_bits=$(range bf16 significant_bits)
 {
     for w in 1:One 0.02:Small; do
         for r in 8e-5:Peak 8e-7:Final; do
             n=SolTwelveB${w#*:}${r#*:}
             for f in bf16:Bf fp16:Fp; do
                 base=$(stored ${w%%:*} ${f%%:*})
-                sum=$(calc %.17g "$base + ${r%%:*}")
-                after=$(rounded "$out/12-ex2-values.csv" $sum ${f%%:*} value)
+                after=$(rounded "$(calc %.17g "$base + ${r%%:*}")" \
+                        ${f%%:*} nearest)
                 step=$(calc %.10g "$after - $base")
                 macro "$n${f#*:}Step" "$(number "$step")"
                 macro "$n${f#*:}StepRatio" "$(calc %.3g "$step / ${r%%:*}")"
@@ -177,9 +155,12 @@ thousand_fp32=$(awk 'function fp32(x,   e, q, r, f) {
         "2 ^ ($e - $bf_bits + 1) / 2")")"
     macro SolTwelveBSmallBf "$(number "$(stored 0.02 bf16)")"
     macro SolTwelveBSmallFp "$(number "$(stored 0.02 fp16)")"
-    macro SolTwelveBThousandBf "$(rounded "$out/12-ex2-values.csv" \
-        "$(calc %.17g "$(stored 1 bf16) + 8e-7")" bf16 value)"
-    macro SolTwelveBThousandFloat "$(calc %.7f "$thousand_fp32")"
+    macro SolTwelveBThousandBf "$(rounded 1.0000008 bf16 nearest)"
+    # fp32's spacing is the same from 1 to 2, so every step of a thousand
+    # is stored as the first one is.
+    first=$(calc %.17g "$(rounded 1.0000008 fp32) - 1")
+    macro SolTwelveBFloatStep "$(sci3 "$first")"
+    macro SolTwelveBThousandFloat "$(calc %.7f "1 + 1000 * $first")"
     macro SolTwelveBThousandExact "$(calc %.7f "1 + 1000 * 8e-7")"
 } > "$out/12-ex2-derived.tex"
 
@@ -275,21 +256,16 @@ quote_range "$out/12-ex4.txt" '^static state' '^GPUs to hold'
 # without), rounded by formats; a block scale's bytes (an fp32 scale for
 # 128 values of one byte).
 e4_max=$(range e4m3 largest)
-scaled=$(for amax in 2000 1; do for x in 0.01 0.05; do
-             calc %.10g "$x * $e4_max / $amax"; echo; done; done)
-$formats $scaled --csv > "$out/12-ex6-values.csv"
-show "$out/12-ex6.txt" "$formats" $(echo $scaled | cut -d' ' -f1-2)
-quote_lines "$out/12-ex6.txt" '^(input|e4m3|[ 0-9])'
+show "$out/12-ex6.txt" "$formats" "$(calc %.10g "0.01 * $e4_max / 2000")" \
+    "$(calc %.10g "0.05 * $e4_max / 2000")"
 {
     for amax in 2000:Outlier 1:Plain; do
         for x in 0.01:Hundredth 0.05:Twentieth; do
             s=$(calc %.10g "${x%%:*} * $e4_max / ${amax%%:*}")
             n=SolTwelveF${amax#*:}${x#*:}
             macro "${n}Scaled" "$(number "$s")"
-            macro "${n}Value" "$(number "$(rounded "$out/12-ex6-values.csv" \
-                $s e4m3 value)")"
-            macro "${n}Error" "$(error "$(rounded "$out/12-ex6-values.csv" \
-                $s e4m3 relative_error)")"
+            macro "${n}Value" "$(number "$(rounded $s e4m3 nearest)")"
+            macro "${n}Error" "$(error "$(rounded $s e4m3 relative_error)")"
         done
     done
     macro SolTwelveFScaleOutlier "$(calc %.3g "$e4_max / 2000")"

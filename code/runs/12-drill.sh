@@ -7,30 +7,27 @@ awklib=$(cat code/common/formats.awk)
 number_formats="$1/bin/formats"
 minigpt="$1/bin/minigpt --machine $1/machine.json"
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
-gradient=1e-8 update=8e-5 float_bits=24  # the drill's inputs (appendix)
+gradient=1e-8 update=8e-5               # the drill's inputs (appendix)
 params=100e9 eight_bit_state=14          # 1 + 1 + 4 + 8 bytes
 window=2000 scale=65536                  # the trainer's defaults for fp16
 scaled=$(awk "BEGIN { print $gradient * $scale }")
 gain=$(awk "BEGIN { print 1 + $update }")
 
 $number_formats --ranges --csv > "$tmp/ranges.csv"
-$number_formats $gradient $scaled $gain --csv > "$tmp/values.csv"
-# column FILE KEY KEY_VALUE FIELD: FIELD of the line whose KEY is KEY_VALUE.
+# column FILE NAME: the column NAME of the second line of the CSV FILE.
 column() {
-    awk -F, -v key="$2" -v want="$3" -v field="$4" '
+    awk -F, -v name="$2" '
         NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
-        $at[key] == want { print $at[field]; found = 1; exit }
-        END { if (!found) exit 1 }' "$1" ||
-    { echo "12-drill.sh: no $4 for $3 in $1" >&2; exit 1; }
+        NR == 2 && (name in at) { print $at[name]; found = 1 }
+        END { exit !found }' "$1" ||
+    { echo "12-drill.sh: no column $2 in $1" >&2; exit 1; }
 }
-range() { column "$tmp/ranges.csv" format "$1" "$2"; }
-# nearest X FORMAT FIELD: FIELD (value, relative_error) of X in FORMAT.
+# range FORMAT FIELD: one field of a format's range.
+range() { column "$tmp/ranges.csv" "$1_$2"; }
+# nearest X FORMAT FIELD: FIELD (nearest, relative_error) of X in FORMAT.
 nearest() {
-    awk -F, -v x="$1" -v f="$2" -v field="$3" '
-        NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
-        $at["input"] + 0 == x + 0 && $at["format"] == f { print $at[field]
-                                                          exit }' \
-        "$tmp/values.csv"
+    $number_formats "$1" --csv > "$tmp/one.csv"
+    column "$tmp/one.csv" "$2_$3"
 }
 # state FLAGS...: fleet memory's static bytes of the 100B model.
 state() {
@@ -77,9 +74,11 @@ below=$(awk -F, -v normal="$fp_min_normal" '
     END { printf "%.10g %.10g\n", lost / all, flushed / all }' \
     "$tmp/histogram.csv")
 awk -v bf_unit="$(range bf16 unit_roundoff)" \
-    -v bf_bits="$(range bf16 mantissa_bits)" \
+    -v bf_bits="$(range bf16 significant_bits)" \
     -v fp_unit="$(range fp16 unit_roundoff)" \
-    -v fp_bits="$(range fp16 mantissa_bits)" \
+    -v fp_bits="$(range fp16 significant_bits)" \
+    -v float_unit="$(range fp32 unit_roundoff)" \
+    -v float_bits="$(range fp32 significant_bits)" \
     -v fp_max="$(range fp16 largest)" \
     -v fp_min_normal="$fp_min_normal" \
     -v fp_min_subnormal="$(range fp16 smallest_subnormal)" \
@@ -90,14 +89,14 @@ awk -v bf_unit="$(range bf16 unit_roundoff)" \
     -v e4_min_subnormal="$(range e4m3 smallest_subnormal)" \
     -v e5_unit="$(range e5m2 unit_roundoff)" \
     -v e5_max="$(range e5m2 largest)" \
-    -v float_bits=$float_bits -v gradient=$gradient -v update=$update \
-    -v tiny_fp="$(nearest $gradient fp16 value)" \
-    -v tiny_bf="$(nearest $gradient bf16 value)" \
+    -v gradient=$gradient -v update=$update \
+    -v tiny_fp="$(nearest $gradient fp16 nearest)" \
+    -v tiny_bf="$(nearest $gradient bf16 nearest)" \
     -v tiny_bf_error="$(nearest $gradient bf16 relative_error)" \
     -v scaled=$scaled -v scale=$scale \
     -v scaled_fp_error="$(nearest $scaled fp16 relative_error)" \
-    -v gain_bf="$(nearest $gain bf16 value)" \
-    -v gain_fp="$(nearest $gain fp16 value)" \
+    -v gain_bf="$(nearest $gain bf16 nearest)" \
+    -v gain_fp="$(nearest $gain fp16 nearest)" \
     -v mixed="$mixed" -v float="$float" -v lean="$lean" -v eight="$eight" \
     -v params=$params -v fp32_state="$fp32_state" -v window=$window \
     -v per_param="$per_param" -v lean_per_param="$lean_per_param" \
@@ -122,7 +121,7 @@ awk -v bf_unit="$(range bf16 unit_roundoff)" \
         macro("BfBits", bf_bits)
         macro("FpUnit", sci(fp_unit))
         macro("FpBits", fp_bits)
-        macro("FloatUnit", sci(2 ^ -float_bits))
+        macro("FloatUnit", sci(float_unit))
         macro("FloatBits", float_bits)
         macro("FpMax", grouped(fp_max))
         macro("FpMinNormal", sci(fp_min_normal))
@@ -131,10 +130,10 @@ awk -v bf_unit="$(range bf16 unit_roundoff)" \
         macro("BfMax", sci(bf_max))
         macro("BfMinNormal", sci(bf_min_normal))
         macro("BfBinades", binades(bf_max, bf_min_normal))
-        macro("EfourUnit", sci(e4_unit))
+        macro("EfourUnit", sprintf("%.3g", e4_unit))
         macro("EfourMax", grouped(e4_max))
         macro("EfourBinades", binades(e4_max, e4_min_subnormal))
-        macro("EfiveUnit", sci(e5_unit))
+        macro("EfiveUnit", sprintf("%.3g", e5_unit))
         macro("EfiveMax", grouped(e5_max))
         macro("Gradient", sci(gradient))
         macro("TinyFp", sci(tiny_fp))
@@ -151,7 +150,7 @@ awk -v bf_unit="$(range bf16 unit_roundoff)" \
         macro("LeanBytes", tb(lean))
         macro("EightBytes", tb(eight))
         macro("OptimizerShare", percent(fp32_state * params / mixed))
-        macro("EightSaving", percent(1 - eight / mixed))
+        macro("EightSaving", sprintf("%.3g\\,\\%%", 100 * (1 - eight / mixed)))
         macro("TrainerFloat", trainer_float)
         macro("TrainerBf", trainer_bf)
         macro("TrainerEight", trainer_eight)
