@@ -17,6 +17,8 @@ build_dirs "$1"
 fleet="$bin/fleet"
 formats="$bin/formats"
 minigpt="$bin/minigpt --machine $(cd "$1" && pwd)/machine.json"
+# This chapter's files only: none left from an earlier run.
+rm -rf "$out"/12-ex* "$out/12-ranges.csv" "$out/12-one.csv"
 
 # at FILE KEY: KEY of FILE.json.
 at() {
@@ -278,4 +280,71 @@ show "$out/12-ex6.txt" "$formats" "$(calc %.10g "0.01 * $e4_max / 2000")" \
 } > "$out/12-ex6-derived.tex"
 
 # ---------------------------------------------------------------- 12.7 -----
-# (the lab: minigpt --precision runs)
+# Four runs and a log: minigpt's default model for 150 steps in fp32, bf16,
+# fp16 and fp16 without loss scaling; fp16 again from a scale of 2^30; the
+# first step's gradients by binary exponent; --verify for bf16 and fp16;
+# the bytes held in bf16, and with --fp32-grads.
+lab="--steps 150 --quiet"
+cd "$out"
+for p in fp32:fp32 bf16:bf16 fp16:fp16 plain:"fp16 --no-loss-scaling" \
+         high:"fp16 --loss-scale 1073741824"; do
+    $minigpt $lab --precision ${p#*:} --log 12-ex7-${p%%:*}.csv \
+        --json --output 12-ex7-${p%%:*}.json
+done
+$minigpt --steps 1 --quiet --grad-histogram 12-ex7-histogram.csv \
+    --json --output 12-ex7-step.json
+$minigpt --steps 1 --quiet --precision bf16 --fp32-grads \
+    --json --output 12-ex7-grads.json
+# verify FORMAT: --verify --precision FORMAT, as a transcript and as JSON;
+# its exit status (0 inside the tolerances, 1 outside) into NAME.status.
+for f in bf16 fp16; do
+    status=0
+    { echo "\$ minigpt --verify --precision $f"
+      $minigpt --verify --precision $f; } > 12-ex7-verify-$f.txt || status=$?
+    echo $status > 12-ex7-verify-$f.status
+    $minigpt --verify --precision $f --json \
+        --output 12-ex7-verify-$f.json || true
+done
+# The log of the run from 2^30: its skipped steps and the scale they end at.
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
+    NR <= 9 { print $at["step"], $at["train_loss"], $at["grad_norm"],
+              $at["loss_scale"], $at["skipped"] }' 12-ex7-high.csv |
+    { echo "step train_loss grad_norm loss_scale skipped"; cat; } \
+    > 12-ex7-high.txt
+{
+    for p in fp32:Float bf16:Bf fp16:Fp plain:Plain high:High; do
+        macro "SolTwelveG${p#*:}Loss" "$(calc %.4f \
+            "$(json 12-ex7-${p%%:*}.json val_loss)")"
+        macro "SolTwelveG${p#*:}Skipped" \
+            "$(json 12-ex7-${p%%:*}.json loss_scale_skipped_steps)"
+        macro "SolTwelveG${p#*:}FinalScale" "$(grouped "$(calc %.0f \
+            "$(json 12-ex7-${p%%:*}.json loss_scale_final)")")"
+        # the gradient's norm over the last ten steps, on average
+        macro "SolTwelveG${p#*:}GradNorm" "$(sci3 "$(awk -F, '
+            NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
+            { norm[NR] = $at["grad_norm"] }
+            END { for (i = NR - 9; i <= NR; i++) s += norm[i]
+                  printf "%.10g", s / 10 }' 12-ex7-${p%%:*}.csv)")"
+    done
+    macro SolTwelveGHighSkippedRows "$(awk -F, '
+        NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
+        $at["skipped"] == 1 { n++ } END { print n + 0 }' 12-ex7-high.csv)"
+    share=$(awk -F, 'NR == 1 || $1 == "zero" { next }
+        { n = $2 + $3; all += n; if ($1 < -14) below += n }
+        END { printf "%.10g", below / all }' 12-ex7-histogram.csv)
+    macro SolTwelveGBelowNormal "$(percent "$share")"
+    for f in bf16:Bf fp16:Fp; do
+        v=12-ex7-verify-${f%%:*}.json
+        macro "SolTwelveG${f#*:}Dloss" "$(sci3 "$(json $v relative_dloss)")"
+        macro "SolTwelveG${f#*:}Dgrad" "$(sci3 \
+            "$(json $v relative_dgrad_norm)")"
+        macro "SolTwelveG${f#*:}LossTolerance" "$(sci3 \
+            "$(json $v loss_tolerance)")"
+        macro "SolTwelveG${f#*:}GradTolerance" "$(sci3 \
+            "$(json $v grad_tolerance)")"
+        macro "SolTwelveG${f#*:}VerifyStatus" \
+            "$(cat 12-ex7-verify-${f%%:*}.status)"
+    done
+    macro SolTwelveGBfBytes "$(json 12-ex7-bf16.json bytes_per_param)"
+    macro SolTwelveGGradsBytes "$(json 12-ex7-grads.json bytes_per_param)"
+} > 12-ex7-derived.tex
