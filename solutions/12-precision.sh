@@ -58,7 +58,8 @@ sci3() {
     awk -v x="$1" 'BEGIN { if (x == 0) { print 0; exit }
         a = x < 0 ? -x : x; e = int(log(a) / log(10)); if (a < 10 ^ e) e--
         m = sprintf("%.3g", x / 10 ^ e)
-        if (m + 0 >= 10 || m + 0 <= -10) { e++; m = sprintf("%.3g", x / 10 ^ e) }
+        if (m + 0 >= 10 || m + 0 <= -10) {
+            e++; m = sprintf("%.3g", x / 10 ^ e) }
         printf "\\ensuremath{%s\\times10^{%d}}", m, e }'
 }
 # number X: a value as the solutions print it: 0, an overflow ($\infty$,
@@ -219,7 +220,7 @@ quote_range "$out/12-ex4.txt" '^static state' '^GPUs to hold'
         for c in mixed:Mixed fp32:Float lean:Lean fp32-grads:Grads \
                  eight:Eight; do
             f=12-ex4-${p%%:*}-${c%%:*} n=SolTwelveD${p#*:}${c#*:}
-            macro "${n}State" "$(calc %.3g "$(at $f static_bytes) / 1e12")\\,TB"
+            macro "${n}State" "$(bytes "$(at $f static_bytes)")"
             macro "${n}Gpus" "$(at $f gpus_min)"
         done
     done
