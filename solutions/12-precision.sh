@@ -346,6 +346,23 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
         macro "SolTwelveG${f#*:}VerifyStatus" \
             "$(cat 12-ex7-verify-${f%%:*}.status)"
     done
+    # Does the unscaled run fail? Its loss ends more than 0.05 above
+    # fp32's and more than ten times as far as bf16's or fp16's.
+    gaps=$(awk -v f="$(json 12-ex7-fp32.json val_loss)" \
+               -v b="$(json 12-ex7-bf16.json val_loss)" \
+               -v h="$(json 12-ex7-fp16.json val_loss)" \
+               -v p="$(json 12-ex7-plain.json val_loss)" 'BEGIN {
+        d = b - f; if (d < 0) d = -d; e = h - f; if (e < 0) e = -e
+        if (e > d) d = e
+        printf "%d %.10g\n", p - f > 0.05 && p - f > 10 * d, p - f }')
+    macro SolTwelveGPlainFails "${gaps% *}"
+    macro SolTwelveGPlainGap "$(calc %.2g "${gaps#* }")"
+    params=$(json 12-ex7-bf16.json params)
+    for k in weights:Weights gradients:Gradients \
+             master_weights:MasterWeights moments:Moments; do
+        macro "SolTwelveGBf${k#*:}Bytes" "$(calc %.6g \
+            "$(json 12-ex7-bf16.json bytes_held_${k%%:*}) / $params")"
+    done
     macro SolTwelveGBfBytes "$(json 12-ex7-bf16.json bytes_per_param)"
     macro SolTwelveGGradsBytes "$(json 12-ex7-grads.json bytes_per_param)"
 } > 12-ex7-derived.tex
