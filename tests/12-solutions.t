@@ -248,7 +248,96 @@ sub relative { my ($x, $f) = @_; return abs(round_to($x, $f) - fp32($x)) / abs f
 }
 
 # ----------------------------------------------------------------- 12.7 ----
-# (the lab's runs)
+{
+    # read_log NAME: the lab's --log CSV as a list of hashes, one a step.
+    my $read_log = sub {
+        my @lines = split /\n/, slurp("$sols/12-ex7-$_[0].csv") // '';
+        my @keys = split /,/, shift @lines;
+        return map { my %row; @row{@keys} = split /,/; \%row } @lines;
+    };
+    my %name = (fp32 => 'Float', bf16 => 'Bf', fp16 => 'Fp', plain => 'Plain',
+                high => 'High');
+    my %loss;
+    for my $run (sort keys %name) {
+        my $j = json("12-ex7-$run");
+        my @log = $read_log->($run);
+        is(scalar @log, 150, "12.7 $run: a line a step");
+        is($j->{precision}, $run eq 'fp32' ? 'fp32' : $run eq 'bf16' ? 'bf16' : 'fp16',
+           "12.7 $run: the precision");
+        $loss{$run} = $j->{val_loss};
+        agrees("SolTwelveG$name{$run}Loss", $j->{val_loss}, "12.7 $run: the loss");
+        my $skipped = grep { $_->{skipped} } @log;
+        is($j->{loss_scale}{skipped_steps}, $skipped, "12.7 $run: skipped as the log says");
+        is($macro{"SolTwelveG$name{$run}Skipped"}, $skipped, '... as printed');
+        agrees("SolTwelveG$name{$run}FinalScale", $j->{loss_scale}{final},
+               "12.7 $run: the final scale");
+        my $mean = 0;
+        $mean += $log[$_]{grad_norm} / 10 for $#log - 9 .. $#log;
+        agrees("SolTwelveG$name{$run}GradNorm", $mean, "12.7 $run: the gradient's norm");
+        if ($run eq 'plain') {
+            is((grep { $_->{loss_scale} != 1 } @log), 0, '12.7 (a): no scaling: S = 1 throughout');
+            is($skipped, 0, '12.7 (a): ... and nothing skipped');
+        }
+    }
+    # The unscaled run fails, or not, as the solution says.
+    my $spread = 0;
+    for my $r (qw(bf16 fp16)) {
+        my $d = abs($loss{$r} - $loss{fp32});
+        $spread = $d if $d > $spread;
+    }
+    my $gap = $loss{plain} - $loss{fp32};
+    is($macro{SolTwelveGPlainFails}, ($gap > 0.05 && $gap > 10 * $spread) ? 1 : 0,
+       '12.7 (a): the unscaled run fails or not, as the solution says');
+    agrees('SolTwelveGPlainGap', $gap, '12.7 (a): its distance from fp32');
+    cmp_ok(abs($loss{$_} - $loss{fp32}), '<', 0.1, "12.7 (a): $_ ends close to fp32")
+        for qw(bf16 fp16);
+    # (b) from 2^30: every skip halves, and the log's skipped lines come first.
+    my @high = $read_log->('high');
+    my $k = grep { $_->{skipped} } @high;
+    cmp_ok($k, '>', 0, '12.7 (b): 2^30 overflows');
+    is($macro{SolTwelveGHighSkippedRows}, $k, '12.7 (b): the skipped lines counted');
+    is((grep { $high[$_]{skipped} } 0 .. $k - 1), $k, '12.7 (b): they are the first steps');
+    is($high[$_]{loss_scale} + 0, 2**(30 - $_), "12.7 (b): step $_ + 1 used 2^" . (30 - $_))
+        for 0 .. $k;
+    like($high[0]{grad_norm}, qr/inf/i, '12.7 (b): a skipped step has an infinite norm');
+    is(json('12-ex7-high')->{loss_scale}{final}, 2**(30 - $k),
+       '12.7 (b): it ends where the skips left it (150 steps grow nothing)');
+    like(slurp("$sols/12-ex7-high.txt") // '', qr/^step train_loss grad_norm loss_scale skipped\n/,
+         '12.7 (b): the log quoted under its columns');
+    # (c) the histogram.
+    my ($all, $below) = (0, 0);
+    for (split /\n/, slurp("$sols/12-ex7-histogram.csv") // '') {
+        my ($e, $p, $a) = split /,/;
+        next if $e !~ /^-?\d+$/;
+        $all += $p + $a;
+        $below += $p + $a if $e < -14;
+    }
+    agrees('SolTwelveGBelowNormal', 100 * $below / $all, "12.7 (c): below fp16's smallest normal");
+    # (d) --verify.
+    my %u = (bf16 => 2**-8, fp16 => 2**-11);
+    for my $f (['bf16', 'Bf'], ['fp16', 'Fp']) {
+        my $v = json("12-ex7-verify-$f->[0]");
+        agrees("SolTwelveG$f->[1]Dloss", $v->{relative_dloss}, "12.7 (d) $f->[0]: dloss");
+        agrees("SolTwelveG$f->[1]Dgrad", $v->{relative_dgrad_norm}, "12.7 (d) $f->[0]: dgrad");
+        agrees("SolTwelveG$f->[1]LossTolerance", 9 * 2 * $u{$f->[0]},
+               "12.7 (d) $f->[0]: (4L + 1) 2u, L = 2");
+        agrees("SolTwelveG$f->[1]GradTolerance", 19 * 2 * $u{$f->[0]},
+               "12.7 (d) $f->[0]: (8L + 3) 2u");
+        is($macro{"SolTwelveG$f->[1]VerifyStatus"}, 0, "12.7 (d) $f->[0]: it passes");
+        cmp_ok($v->{relative_dloss}, '<=', $v->{loss_tolerance}, '... inside the loss tolerance');
+        cmp_ok($v->{relative_dgrad_norm}, '<=', $v->{grad_tolerance}, '... and the gradient one');
+        like(slurp("$sols/12-ex7-verify-$f->[0].txt") // '',
+             qr/^\$ minigpt --verify --precision $f->[0]\nverify: /,
+             "12.7 (d) $f->[0]: the transcript under its command");
+    }
+    # (e) the bytes.
+    is($macro{SolTwelveGBfBytes}, 16, '12.7 (e): bf16 holds 16 bytes a parameter');
+    is($macro{SolTwelveGBfWeightsBytes}, 2, '... 2 of weights');
+    is($macro{SolTwelveGBfGradientsBytes}, 2, '... 2 of gradients');
+    is($macro{SolTwelveGBfMasterWeightsBytes}, 4, '... 4 of master weights');
+    is($macro{SolTwelveGBfMomentsBytes}, 8, '... 8 of moments');
+    is($macro{SolTwelveGGradsBytes}, 18, '12.7 (e): with --fp32-grads, 18');
+}
 
 # ------------------------------------------- the solution, the statements --
 my $code = solution_sources_ok(solution => 'solutions/12-precision.tex',
