@@ -18,8 +18,8 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
+use NumberRounding;
 use File::Temp qw(tempdir);
-use POSIX qw(floor);
 use Test::More;
 
 my $root = root();
@@ -30,33 +30,7 @@ my %macro = %{ read_macros("$numbers/12-drill.tex") };
 sub agrees { return macro_agrees(\%macro, @_) }
 sub value { my ($v) = printed_number($macro{ $_[0] }); return $v }
 
-# The formats: significand bits p (with the implicit one), smallest normal
-# exponent, largest finite number.
-my %format = (
-    bf16 => [8, -126, (2 - 2**-7) * 2**127],
-    fp16 => [11, -14, (2 - 2**-10) * 2**15],
-    e4m3 => [4, -6, 448],
-    e5m2 => [3, -14, 57344],
-);
-# round_to(X, FORMAT): X rounded to nearest, ties to even; inf past the top.
-sub round_to {
-    my ($x, $f) = @_;
-    my ($p, $emin, $max) = @{ $format{$f} };
-    return 0 if $x == 0;
-    my $a = abs $x;
-    my $e = floor(log($a) / log(2));
-    $e-- while 2**$e > $a;
-    $e++ while 2**($e + 1) <= $a;
-    $e = $emin if $e < $emin;
-    my $q = 2**($e - $p + 1);
-    my $r = $a / $q;
-    my $n = floor($r);
-    $n++ if $r - $n > 0.5 || ($r - $n == 0.5 && $n % 2);
-    my $v = $n * $q;
-    $v = 9**9**9 if $v > $max;
-    return $x < 0 ? -$v : $v;
-}
-
+my %format = %number_format;
 my ($bf, $fp) = ($format{bf16}, $format{fp16});
 is($macro{PrecDrillBfBits}, 8, 'bf16: 8 significand bits');
 is($macro{PrecDrillFpBits}, 11, 'fp16: 11');

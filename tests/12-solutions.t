@@ -24,6 +24,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
+use NumberRounding;
 use JSON::PP ();
 use POSIX qw(ceil floor);
 use Test::More;
@@ -41,36 +42,9 @@ sub json {
     return JSON::PP->new->decode($text);
 }
 
-# The formats: significand bits p, smallest normal exponent, largest finite.
-my %format = (
-    bf16 => [8, -126, (2 - 2**-7) * 2**127],
-    fp16 => [11, -14, (2 - 2**-10) * 2**15],
-    e4m3 => [4, -6, 448],
-    e5m2 => [3, -14, 57344],
-);
-my $inf = 9**9**9;
-sub fp32 { return unpack 'f', pack 'f', $_[0] }
-# round_to(X, FORMAT): fp32(X) rounded to nearest, ties to even; past the
-# largest, inf (NaN for E4M3, which has no infinity: returned as 'nan').
-sub round_to {
-    my ($x, $f) = @_;
-    $x = fp32($x);
-    my ($p, $emin, $max) = @{ $format{$f} };
-    return 0 if $x == 0;
-    my $a = abs $x;
-    my $e = floor(log($a) / log(2));
-    $e-- while 2**$e > $a;
-    $e++ while 2**($e + 1) <= $a;
-    $e = $emin if $e < $emin;
-    my $q = 2**($e - $p + 1);
-    my $r = $a / $q;
-    my $n = floor($r);
-    $n++ if $r - $n > 0.5 || ($r - $n == 0.5 && $n % 2);
-    my $v = $n * $q;
-    return $f eq 'e4m3' ? 'nan' : $inf if $v > $max;
-    return $x < 0 ? -$v : $v;
-}
-sub relative { my ($x, $f) = @_; return abs(round_to($x, $f) - fp32($x)) / abs fp32($x) }
+my %format = %number_format;
+my $inf = $infinity;
+sub relative { return relative_error(@_) }
 
 # ----------------------------------------------------------------- 12.1 ----
 {
