@@ -219,6 +219,9 @@ sub relative { return relative_error(@_) }
     agrees('SolTwelveFEfourMinSubnormal', 2**-9, "12.6: its smallest subnormal");
     agrees('SolTwelveFEfourUnit', 2**-4, '12.6: its u');
     agrees('SolTwelveFEfiveMax', 57344, "12.6 (d): E5M2's largest");
+    my $ratio = value('SolTwelveAEfiveBinades') / value('SolTwelveAEfourBinades');
+    cmp_ok($ratio, '>', 1.5, '12.6 (d): E5M2 spans about twice ...');
+    cmp_ok($ratio, '<', 2.5, "... E4M3's powers of two");
 }
 
 # ----------------------------------------------------------------- 12.7 ----
