@@ -102,11 +102,10 @@ agrees('PrecDrillSkipShare', 100 / 2001, 'at most one skip in 2,001 steps');
 # The trainer's numbers, from runs of its own.
 my @machine = ('--machine', "$root/build/machine.json", '--steps', 1, '--quiet');
 my %bytes = map { $_ => json_of($minigpt, @machine, '--precision', $_)->{bytes_per_param} }
-            qw(fp32 bf16 fp8);
+            qw(fp32 bf16);
 agrees('PrecDrillTrainerFloat', $bytes{fp32}, "the trainer's fp32 bytes");
 agrees('PrecDrillTrainerBf', $bytes{bf16}, "its bf16 bytes");
-agrees('PrecDrillTrainerEight', $bytes{fp8}, "its fp8 bytes");
-is($bytes{fp8}, $bytes{bf16}, "fp8 holds what bf16 holds (copies not kept)");
+is($bytes{bf16}, 16, "bf16 holds the convention's 16 bytes");
 my $dir = tempdir(CLEANUP => 1);
 my $step = json_of($minigpt, @machine, '--grad-histogram', "$dir/h.csv");
 agrees('PrecDrillUnigram', $step->{unigram_entropy}, 'the unigram floor');

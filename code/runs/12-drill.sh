@@ -54,7 +54,6 @@ bytes_per_param() {
 }
 trainer_float=$(bytes_per_param fp32)
 trainer_bf=$(bytes_per_param bf16)
-trainer_eight=$(bytes_per_param fp8)
 $minigpt --steps 1 --quiet --grad-histogram "$tmp/histogram.csv" \
     --json > "$tmp/step.json"
 field() {
@@ -101,7 +100,7 @@ awk -v bf_unit="$(range bf16 unit_roundoff)" \
     -v params=$params -v fp32_state="$fp32_state" -v window=$window \
     -v per_param="$per_param" -v lean_per_param="$lean_per_param" \
     -v trainer_float="$trainer_float" \
-    -v trainer_bf="$trainer_bf" -v trainer_eight="$trainer_eight" \
+    -v trainer_bf="$trainer_bf" \
     -v unigram="$unigram" -v bigram="$bigram" -v below="$below" \
     "$awklib"'
     function macro(name, value) {
@@ -153,7 +152,6 @@ awk -v bf_unit="$(range bf16 unit_roundoff)" \
         macro("EightSaving", sprintf("%.3g\\,\\%%", 100 * (1 - eight / mixed)))
         macro("TrainerFloat", trainer_float)
         macro("TrainerBf", trainer_bf)
-        macro("TrainerEight", trainer_eight)
         macro("Unigram", sprintf("%.3g", unigram))
         macro("Bigram", sprintf("%.3g", bigram))
         macro("BelowFpNormal", percent(share[1]))
