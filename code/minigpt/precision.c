@@ -241,7 +241,7 @@ static void mixed_step(DataParallel *dp, const AdamW *opt, real lr,
         at += m->param_size[t];
     }
 }
-static void *held(size_t count, size_t size, double *bytes)
+static void *counted_calloc(size_t count, size_t size, double *bytes)
 {
     *bytes += (double)count * size;
     return calloc(count ? count : 1, size);
@@ -266,18 +266,19 @@ static int mixed_init(DataParallel *dp)
         if (unit_size(m, u) > p->largest_unit)
             p->largest_unit = unit_size(m, u);
     double *b = p->bytes;
-    p->weights = held(N, sizeof(uint16_t), &b[BYTES_WEIGHTS]);
+    p->weights = counted_calloc(N, sizeof(uint16_t), &b[BYTES_WEIGHTS]);
     if (dp->fp32_grads)
-        p->master_gradients = held(N, sizeof(real),
-                                   &b[BYTES_MASTER_GRADIENTS]);
+        p->master_gradients = counted_calloc(N, sizeof(real),
+                                             &b[BYTES_MASTER_GRADIENTS]);
     else
-        p->gradients = held(N, sizeof(uint16_t), &b[BYTES_GRADIENTS]);
-    p->master = held(N, sizeof(real), &b[BYTES_MASTER_WEIGHTS]);
-    p->m = held(N, sizeof(real), &b[BYTES_MOMENTS]);
-    p->v = held(N, sizeof(real), &b[BYTES_MOMENTS]);
-    p->unit_weights = held(p->largest_unit, sizeof(real), &b[BYTES_BUFFERS]);
-    p->unit_gradients = held(p->largest_unit, sizeof(real),
-                             &b[BYTES_BUFFERS]);
+        p->gradients = counted_calloc(N, sizeof(uint16_t),
+                                      &b[BYTES_GRADIENTS]);
+    p->master = counted_calloc(N, sizeof(real), &b[BYTES_MASTER_WEIGHTS]);
+    p->m = counted_calloc(N, sizeof(real), &b[BYTES_MOMENTS]);
+    p->v = counted_calloc(N, sizeof(real), &b[BYTES_MOMENTS]);
+    size_t U = p->largest_unit;
+    p->unit_weights = counted_calloc(U, sizeof(real), &b[BYTES_BUFFERS]);
+    p->unit_gradients = counted_calloc(U, sizeof(real), &b[BYTES_BUFFERS]);
     if (!p->weights || !(p->gradients || p->master_gradients) || !p->master
         || !p->m || !p->v || !p->unit_weights || !p->unit_gradients)
         return -1;
