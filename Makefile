@@ -619,6 +619,7 @@ solutions: $(B)/solutions.pdf
 $(B)/stamp/solution-%: solutions/%.sh solutions/lib/helpers.sh \
                        code/common/formats.awk \
                        $$(call programs_for,solutions/$$*.sh) \
+                       $$(call formats_for,solutions/$$*.sh) \
                        $$(call machine_for,solutions/$$*.sh) \
                        $$(call chapter_run_for,solutions/$$*.sh,$$*)
 	@mkdir -p $(B)/solutions $(@D)
