@@ -148,12 +148,12 @@ for my $case ([bf16 => 8], [fp16 => 11]) {
                              $precision);
     is($status, 0, "--verify --precision $precision passes");
     my $L = $tiny{layers};
-    my ($loss_tol) = $out =~ /tolerance \(4L \+ 1\)·2u = (\S+),/;
-    my ($grad_tol) = $out =~ /tolerance \(8L \+ 3\)·2u = (\S+),/;
-    close_to($loss_tol, (4 * $L + 1) * 2 * 2**-$p, 5e-3,     # 3 digits
-             "$precision: the loss's tolerance is (4L + 1)·2u, u = 2^-$p");
-    close_to($grad_tol, (8 * $L + 3) * 2 * 2**-$p, 5e-3,
-             "$precision: the gradient's is (8L + 3)·2u");
+    my ($loss_tol) = $out =~ /tolerance \(6L \+ 1\)·2u = (\S+),/;
+    my ($grad_tol) = $out =~ /tolerance \(12L \+ 3\)·2u = (\S+),/;
+    close_to($loss_tol, (6 * $L + 1) * 2 * 2**-$p, 5e-3,     # 3 digits
+             "$precision: the loss's tolerance is (6L + 1)·2u, u = 2^-$p");
+    close_to($grad_tol, (12 * $L + 3) * 2 * 2**-$p, 5e-3,
+             "$precision: the gradient's is (12L + 3)·2u");
     my $v = json_of($minigpt, @tiny, '--verify', '--precision', $precision);
     is($v->{unit_roundoff}, 2**-$p, "$precision: u = 2^-$p");
     cmp_ok($v->{relative_dgrad_norm}, '>', 0,

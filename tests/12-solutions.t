@@ -302,10 +302,10 @@ sub relative { return relative_error(@_) }
         my $v = json("12-ex7-verify-$f->[0]");
         agrees("SolTwelveG$f->[1]Dloss", $v->{relative_dloss}, "12.7 (d) $f->[0]: dloss");
         agrees("SolTwelveG$f->[1]Dgrad", $v->{relative_dgrad_norm}, "12.7 (d) $f->[0]: dgrad");
-        agrees("SolTwelveG$f->[1]LossTolerance", 9 * 2 * $u{$f->[0]},
-               "12.7 (d) $f->[0]: (4L + 1) 2u, L = 2");
-        agrees("SolTwelveG$f->[1]GradTolerance", 19 * 2 * $u{$f->[0]},
-               "12.7 (d) $f->[0]: (8L + 3) 2u");
+        agrees("SolTwelveG$f->[1]LossTolerance", (6 * 2 + 1) * 2 * $u{$f->[0]},
+               "12.7 (d) $f->[0]: (6L + 1) 2u, L = 2");
+        agrees("SolTwelveG$f->[1]GradTolerance", (12 * 2 + 3) * 2 * $u{$f->[0]},
+               "12.7 (d) $f->[0]: (12L + 3) 2u");
         is($macro{"SolTwelveG$f->[1]VerifyStatus"}, 0, "12.7 (d) $f->[0]: it passes");
         cmp_ok($v->{relative_dloss}, '<=', $v->{loss_tolerance}, '... inside the loss tolerance');
         cmp_ok($v->{relative_dgrad_norm}, '<=', $v->{grad_tolerance}, '... and the gradient one');
