@@ -204,7 +204,7 @@ $(MINIGPT_OBJ) $(OBJ)/minigpt/bench.o: CC := $(MPICC)
 
 BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
         $(B)/bin/matmul-bench $(B)/bin/allreduce $(B)/bin/machine \
-        $(B)/bin/moe
+        $(B)/bin/moe $(B)/bin/formats
 
 programs: $(BINS) $(B)/bin/minigpt-emulated $(if $(CUDA),$(GPU_BINS))
 
@@ -280,6 +280,12 @@ $(B)/bin/moe: $(OBJ)/moe/moe.o $(OBJ)/minigpt/gemm.o \
               $(OBJ)/minigpt/layers.o $(OBJ)/minigpt/rng.o $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The number formats (Chapter "Mixed precision, measured"): a tool on the
+# header of rounding functions that the trainer and the CUDA kernels share.
+$(B)/bin/formats: $(OBJ)/formats/formats.o $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The attention-backward lab: the fp64 trainer with the student's
 # attention_backward in place of the chapter's, graded by the gradient check.
@@ -397,7 +403,8 @@ $(OBJ)/cuda/%.o: code/cuda/%.c $(OBJ)/cflags
 	@mkdir -p $(@D)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(OBJ)/cuda/%.o: code/cuda/%.cu code/cuda/gpu.h code/minigpt/elementwise.h
+$(OBJ)/cuda/%.o: code/cuda/%.cu code/cuda/gpu.h code/minigpt/elementwise.h \
+                 code/minigpt/number_formats.h
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
@@ -434,7 +441,7 @@ gpu-check:
 -include $(FLEET_OBJ:.o=.d) $(MINIGPT_OBJ:.o=.d) $(MINIGPT64_OBJ:.o=.d) \
          $(OBJ)/minigpt/bench.d $(wildcard $(OBJ)/comm/*.d) \
          $(wildcard $(OBJ)/machine/*.d) $(wildcard $(OBJ)/cuda/*.d) \
-         $(wildcard $(OBJ)/moe/*.d)
+         $(wildcard $(OBJ)/moe/*.d) $(wildcard $(OBJ)/formats/*.d)
 
 # --------------------------------------------------------------- machine ----
 # The machine is measured once per build, before any chapter's run, into one
@@ -466,6 +473,8 @@ programs_for = $(addprefix $(B)/bin/,$(sort $(shell grep -owE \
                  $(if $(shell grep -l 'bin/formats' $(1)),formats)))
 # ... and for the machine's figures, if it reads them.
 machine_for = $(if $(shell grep -l 'machine\.json' $(1)),$(B)/machine.json)
+# ... and for the formats tool (its name is also formats.awk's).
+formats_for = $(if $(shell grep -l 'bin/formats' $(1)),$(B)/bin/formats)
 # ... and for its chapter's run, if it reuses that run's output.
 chapter_run_for = $(if $(shell grep -lE '/(numbers|transcripts|data)/' $(1)),\
                     $(filter $(RUN_STAMPS),$(B)/stamp/run-$(2)))
@@ -473,7 +482,8 @@ chapter_run_for = $(if $(shell grep -lE '/(numbers|transcripts|data)/' $(1)),\
 .SECONDEXPANSION:
 $(B)/stamp/run-%: code/runs/%.sh code/common/formats.awk \
                   $$(call programs_for,code/runs/$$*.sh) \
-                  $$(call machine_for,code/runs/$$*.sh)
+                  $$(call machine_for,code/runs/$$*.sh) \
+                  $$(call formats_for,code/runs/$$*.sh)
 	@mkdir -p $(B)/transcripts $(B)/numbers $(B)/data $(@D)
 	@echo "run  $<"
 	@start=$$(date +%s); sh $< $(B) && \

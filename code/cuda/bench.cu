@@ -1,11 +1,11 @@
 /* Tangled from chapters/97-cuda.nw; edit the chapter, not this file. */
 #include <stdlib.h>
 #include <cuda_runtime.h>
-#include <cuda_bf16.h>
 
 extern "C" {
 #include "gpu.h"
 }
+#include "../minigpt/number_formats.h"
 
 /* One GEMM of the step: C (M, N) = op(A) (M, K) · op(B) (K, N). */
 typedef struct {
@@ -23,7 +23,7 @@ static int linear_gemms(Gemm *g, int tokens, int IC, int OC)
 }
 
 /* Fill with numbers near 0.01 that are not all equal. */
-__global__ void fill_kernel(float *x, __nv_bfloat16 *x16, size_t n)
+__global__ void fill_kernel(float *x, uint16_t *x16, size_t n)
 {
     size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (e >= n)
@@ -32,7 +32,7 @@ __global__ void fill_kernel(float *x, __nv_bfloat16 *x16, size_t n)
     if (x != NULL)
         x[e] = value;
     else
-        x16[e] = __float2bfloat16(value);
+        x16[e] = bf16_from_float(value);
 }
 
 static int compare_seconds(const void *a, const void *b)
@@ -73,7 +73,7 @@ extern "C" int gpu_tp_block_seconds(int tokens, int hidden, int t,
         for (int j = 0; j < 2; j++)
             fill_kernel<<<blocks, 256>>>(
                 inputs == GPU_FP32 ? (float *)operand[j] : NULL,
-                inputs == GPU_BF16 ? (__nv_bfloat16 *)operand[j] : NULL,
+                inputs == GPU_BF16 ? (uint16_t *)operand[j] : NULL,
                 most);
         fill_kernel<<<blocks, 256>>>(c, NULL, most);
         cudaEventCreate(&start);

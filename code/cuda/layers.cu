@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <dlfcn.h>
 #include <cuda_runtime.h>
-#include <cuda_bf16.h>
 #include <cublas_v2.h>
 
 extern "C" {                    /* the interface is C's */
 #include "gpu.h"
 }
 #include "../minigpt/elementwise.h"
+#include "../minigpt/number_formats.h"
 
 static cublasHandle_t blas;
 static cudaError_t first_error = cudaSuccess;
@@ -343,21 +343,22 @@ void gpu_layernorm_backward(real *din, real *dw, real *db, const real *dout,
     LAUNCH(layernorm_backward_weights_kernel, blocks_for((size_t)C), dw, db,
            dout, in, mean, rstd, N, C);
 }
-__global__ void to_bf16_kernel(__nv_bfloat16 *out, const real *in, size_t n)
+/* bf16's bits, as number_formats.h rounds on the CPU. */
+__global__ void to_bf16_kernel(uint16_t *out, const real *in, size_t n)
 {
     size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (e < n)
-        out[e] = __float2bfloat16(in[e]);              /* nearest, even */
+        out[e] = bf16_from_float(in[e]);              /* nearest, even */
 }
 
 /* A bf16 copy of n numbers, in one of two buffers that grow as needed. */
-static const __nv_bfloat16 *bf16_copy(int which, const real *x, size_t n)
+static const uint16_t *bf16_copy(int which, const real *x, size_t n)
 {
-    static __nv_bfloat16 *buffer[2];
+    static uint16_t *buffer[2];
     static size_t capacity[2];
     if (n > capacity[which]) {
         gpu_free(buffer[which]);
-        buffer[which] = (__nv_bfloat16 *)gpu_alloc(n * sizeof **buffer);
+        buffer[which] = (uint16_t *)gpu_alloc(n * sizeof **buffer);
         capacity[which] = buffer[which] != NULL ? n : 0;
         if (buffer[which] == NULL) {
             check(cudaErrorMemoryAllocation);

@@ -1,0 +1,176 @@
+/* Tangled from chapters/99gp-precision-plumbing.nw; edit the chapter, not this file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/cli.h"
+#include "../minigpt/number_formats.h"
+
+static const char *const format_names[NUMBER_FORMATS] = {
+    "fp32", "bf16", "fp16", "e4m3", "e5m2"
+};
+
+static void add_number(Report *r, const char *key, float x, char *text,
+                       size_t size)
+{
+    if (isfinite(x)) {
+        report_add(r, key, FIELD_REAL, x);
+        return;
+    }
+    snprintf(text, size, "%s", isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
+    report_text(r, key, text);
+}
+
+static void print_values(FILE *out, const float *numbers, int count,
+                         Option *options)
+{
+    int json = option_given(options, "--json");
+    int csv = option_given(options, "--csv");
+    static char text[NUMBER_FORMATS * 4][16];  /* bits and non-finite */
+    char keys[NUMBER_FORMATS * 3][32];
+    if (json)
+        json_list_begin(out, "values");
+    for (int i = 0; i < count; i++) {
+        float x = numbers[i];
+        Report r = { .count = 0 };
+        add_number(&r, "x", x, text[0], sizeof text[0]);
+        if (!json && !csv && !report_requested(options))
+            fprintf(out, "%s%.9g\n  %-6s %-16s %-12s %s\n", i ? "\n" : "",
+                    x, "format", "nearest", "bits", "relative error");
+        for (int f = FORMAT_BF16; f < NUMBER_FORMATS; f++) {
+            float near = round_to_format(x, (NumberFormat)f);
+            double error = x == 0 || !isfinite(x) ? 0
+                         : fabs((double)near - x) / fabs((double)x);
+            char *bits = text[4 * f + 1], *value = text[4 * f + 2];
+            snprintf(bits, sizeof text[0], "0x%0*x", f <= FORMAT_FP16 ? 4 : 2,
+                     (unsigned)format_bits_of(x, (NumberFormat)f));
+            snprintf(keys[3 * f], sizeof keys[0], "%s.nearest",
+                     format_names[f]);
+            snprintf(keys[3 * f + 1], sizeof keys[0], "%s.bits",
+                     format_names[f]);
+            snprintf(keys[3 * f + 2], sizeof keys[0], "%s.relative_error",
+                     format_names[f]);
+            add_number(&r, keys[3 * f], near, value, sizeof text[0]);
+            report_text(&r, keys[3 * f + 1], bits);
+            add_number(&r, keys[3 * f + 2], isfinite(near) ? (float)error
+                       : near, text[4 * f + 3], sizeof text[0]);
+            if (!json && !csv && !report_requested(options))
+                fprintf(out, "  %-6s %-16.9g %-12s %.2g\n", format_names[f],
+                        near, bits, error);
+        }
+        if (json)
+            json_list_item(out, &r, i);
+        else if (csv)
+            print_csv_row(out, &r, i == 0);
+        else if (report_requested(options))
+            print_report(out, &r, options);
+    }
+    if (json)
+        json_list_end(out);
+}
+static void print_ranges(FILE *out, Option *options)
+{
+    Report r = { .count = 0 };
+    char keys[NUMBER_FORMATS * 9][48];
+    static const char *const fields[9] = {
+        "bits", "exponent_bits", "mantissa_bits", "significant_bits",
+        "largest", "smallest_normal", "smallest_subnormal",
+        "smallest_subnormal_exponent", "unit_roundoff"
+    };
+    int json = option_given(options, "--json");
+    if (!report_requested(options))
+        fprintf(out, "%-6s %4s %3s %3s %3s  %-14s %-16s %-18s %s\n",
+                "format", "bits", "E", "M", "p", "largest finite",
+                "smallest normal", "smallest subnormal", "unit roundoff u");
+    if (json)
+        json_list_begin(out, "formats");
+    for (int f = 0; f < NUMBER_FORMATS; f++) {
+        NumberFormat nf = (NumberFormat)f;
+        FormatBits b = format_bits(nf);
+        int p = b.mantissa_bits + 1;
+        double value[9] = {
+            1 + b.exponent_bits + b.mantissa_bits, b.exponent_bits,
+            b.mantissa_bits, p, format_largest(nf),
+            format_smallest_normal(nf), format_smallest_subnormal(nf),
+            1 - b.bias - b.mantissa_bits, format_unit_roundoff(nf)
+        };
+        if (json)
+            r.count = 0;
+        if (json)
+            report_text(&r, "format", format_names[f]);
+        for (int k = 0; k < 9; k++) {
+            char *key = keys[9 * f + k];
+            snprintf(key, sizeof keys[0], json ? "%s" : "%s.%s",
+                     json ? fields[k] : format_names[f], fields[k]);
+            report_add(&r, key, k < 4 || k == 7 || (k == 4 && value[k] < 1e6)
+                                ? FIELD_COUNT : FIELD_SCI, value[k]);
+        }
+        if (json)
+            json_list_item(out, &r, f);
+        else if (!report_requested(options))
+            fprintf(out, "%-6s %4d %3d %3d %3d  %-14.6g %-16.6g 2^%-16d "
+                    "2^-%d = %.3g\n", format_names[f],
+                    1 + b.exponent_bits + b.mantissa_bits, b.exponent_bits,
+                    b.mantissa_bits, p, value[4], value[5], (int)value[7],
+                    p, value[8]);
+    }
+    if (json)
+        json_list_end(out);
+    else if (report_requested(options))
+        print_report(out, &r, options);
+}
+
+int main(int argc, char **argv)
+{
+    const char *command = "formats";
+    Option options[] = {
+        { "--ranges", OPT_SWITCH, 0, "print each format's largest finite, "
+          "smallest normal and smallest subnormal number, unit roundoff and "
+          "bits", 0, NULL, 0 },
+        OUTPUT_OPTIONS,
+        { NULL, 0, 0, NULL, 0, NULL, 0 }
+    };
+    char **flags = malloc(sizeof(char *) * (size_t)(argc + 1));
+    float *numbers = malloc(sizeof(float) * (size_t)(argc + 1));
+    int nflags = 0, count = 0;
+    if (flags == NULL || numbers == NULL)
+        return 2;
+    for (int i = 1; i < argc; i++) {
+        char *end;
+        if (strncmp(argv[i], "--", 2) == 0) {
+            flags[nflags++] = argv[i];
+            if ((strcmp(argv[i], "--output") == 0
+                 || strcmp(argv[i], "--latex") == 0) && i + 1 < argc)
+                flags[nflags++] = argv[++i];
+            continue;
+        }
+        numbers[count++] = strtof(argv[i], &end);
+        if (end == argv[i] || *end != '\0') {
+            complain(command, "not a number: \"%s\"", argv[i]);
+            return 2;
+        }
+    }
+    int status = parse_options(command, "Round numbers to bf16, fp16, "
+                               "E4M3 and E5M2 (formats X [X ...]), or print "
+                               "the formats' ranges (--ranges).", options,
+                               nflags, flags);
+    if (status != 0)
+        return status == 1 ? 0 : status;
+    int ranges = option_given(options, "--ranges");
+    if (ranges == (count > 0)) {
+        complain(command, ranges ? "--ranges takes no numbers"
+                                 : "give numbers to round, or --ranges");
+        return 2;
+    }
+    Output out;
+    if (output_open(&out, command, options) != 0)
+        return 2;
+    if (ranges)
+        print_ranges(out.file, options);
+    else
+        print_values(out.file, numbers, count, options);
+    free(flags);
+    free(numbers);
+    return output_commit(&out, command);
+}
