@@ -466,11 +466,8 @@ runs: $(RUN_STAMPS)
 
 # A script waits only for the programs it names, so that changing the planner
 # does not re-run the trainer's measurements.
-# The formats tool is named by its path, since every script reads
-# code/common/formats.awk.
 programs_for = $(addprefix $(B)/bin/,$(sort $(shell grep -owE \
-                 'fleet|minigpt|minigpt-fp64|allreduce|matmul-bench|moe' $(1)) \
-                 $(if $(shell grep -l 'bin/formats' $(1)),formats)))
+                 'fleet|minigpt|minigpt-fp64|allreduce|matmul-bench|moe' $(1))))
 # ... and for the machine's figures, if it reads them.
 machine_for = $(if $(shell grep -l 'machine\.json' $(1)),$(B)/machine.json)
 # ... and for the formats tool (its name is also formats.awk's).

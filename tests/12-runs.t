@@ -115,15 +115,12 @@ like($m{PrecRunFpEightVerdict},
 my $ranges = decode_json((run("$root/build/bin/formats", '--ranges',
                               '--json'))[1] || '{}');
 my %limit;
-my @formats = ref $ranges->{formats} eq 'ARRAY' ? @{ $ranges->{formats} }
-            : map { +{ %{ $ranges->{$_} }, name => $_ } }
-              grep { ref $ranges->{$_} eq 'HASH' } keys %$ranges;
-$limit{$_->{name}} = $_ for @formats;
+$limit{$_->{format}} = $_ for @{ $ranges->{formats} // [] };
 ok($limit{fp16} && $limit{bf16}, 'formats --ranges gives fp16 and bf16');
 my $lg = sub { return log($_[0]) / log(2) };
 my $sub16 = sprintf '%.0f', $lg->($limit{fp16}{smallest_subnormal});
 my $normal16 = sprintf '%.0f', $lg->($limit{fp16}{smallest_normal});
-my $over16 = floor($lg->($limit{fp16}{largest_finite})) + 1;
+my $over16 = floor($lg->($limit{fp16}{largest})) + 1;
 my $sub_bf = sprintf '%.0f', $lg->($limit{bf16}{smallest_subnormal});
 my $scale = $report{fp16}{loss_scale}{initial};
 my $s = sprintf '%.0f', $lg->($scale);
@@ -132,6 +129,12 @@ is($m{PrecRunHalfNormal}, $normal16, 'fp16\'s smallest normal');
 is($m{PrecRunBfloatSubnormal}, $sub_bf, 'bf16\'s smallest subnormal');
 is($m{PrecRunScaleExponent}, $s, 'the scale is the fp16 run\'s initial');
 is($m{PrecRunHalfOctaves}, $over16 - $sub16, 'fp16\'s window in octaves');
+my @small = qw(no one two three four five six seven eight nine ten eleven
+               twelve);
+is($m{PrecRunHalfBits}, $small[$limit{fp16}{significant_bits}],
+   'fp16\'s significant bits');
+is($m{PrecRunBfloatBits}, $small[$limit{bf16}{significant_bits}],
+   'bf16\'s significant bits');
 
 my (%count, %total, $lo, $hi);
 for my $row (csv_rows("$data/12-histogram.csv")) {
@@ -191,8 +194,7 @@ my @log16 = csv_rows("$data/12-log-fp16.csv");
 my $skipped = grep { $_->{skipped} == 1 } @log16;
 is($report{fp16}{loss_scale}{skipped_steps}, $skipped,
    'the fp16 report counts the skipped steps its log marks');
-is($m{PrecRunSkipped}, $skipped <= 12 ? (qw(no one two three four five six
-   seven eight nine ten eleven twelve))[$skipped] : grouped($skipped),
+is($m{PrecRunSkipped}, $skipped <= 12 ? $small[$skipped] : grouped($skipped),
    '... and the book prints that count');
 my @jumps = grep { my ($was, $now) = ($log16[$_ - 1]{loss_scale},
                                       $log16[$_]{loss_scale});

@@ -74,22 +74,24 @@ done
 scale=$(field loss_scale_initial "$data/12-run-fp16.json")
 awk -v scale="$scale" '
     function lg(x) { return log(x) / log(2) }
-    /"name"/ { name = $2; gsub(/[",]/, "", name) }
+    /"format"/ { name = $2; gsub(/[",]/, "", name) }
     { key = $1; gsub(/[":]/, "", key); value = $2; sub(/,$/, "", value)
       limit[name, key] = value }
     END {
         printf "fp16_subnormal,fp16_normal,fp16_largest,bf16_subnormal,"
         printf "bf16_normal,scale,bf16_largest,fp16_roundoff,"
-        printf "bf16_roundoff\n"
-        printf "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
+        printf "bf16_roundoff,fp16_bits,bf16_bits\n"
+        printf "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%d\n",
             lg(limit["fp16", "smallest_subnormal"]),
             lg(limit["fp16", "smallest_normal"]),
-            lg(limit["fp16", "largest_finite"]),
+            lg(limit["fp16", "largest"]),
             lg(limit["bf16", "smallest_subnormal"]),
             lg(limit["bf16", "smallest_normal"]), lg(scale),
-            lg(limit["bf16", "largest_finite"]),
+            lg(limit["bf16", "largest"]),
             lg(limit["fp16", "unit_roundoff"]),
-            lg(limit["bf16", "unit_roundoff"])
+            lg(limit["bf16", "unit_roundoff"]),
+            limit["fp16", "significant_bits"],
+            limit["bf16", "significant_bits"]
     }' "$data/12-ranges.json" > "$data/12-limits.csv"
 awk -F, 'NR == 1 { next }
          $1 == "zero" { next }
@@ -268,7 +270,7 @@ BEGIN { split("one two three four five six seven eight nine ten " \
                 sub16 = whole($1); normal16 = whole($2); over16 = int($3) + 1
                 sub_bf = whole($4); normal_bf = whole($5); s = whole($6)
                 over_bf = int($7) + 1
-                u16 = whole($8); u_bf = whole($9)
+                u16 = whole($8); u_bf = whole($9); bits16 = $10; bits_bf = $11
             }
             next
         }
@@ -286,6 +288,8 @@ BEGIN { split("one two three four five six seven eight nine ten " \
             macro("PrecRunBfloatSubnormal", sub_bf)
             macro("PrecRunBfloatNormal", normal_bf)
             macro("PrecRunHalfRoundoff", u16)
+            macro("PrecRunHalfBits", small[bits16])
+            macro("PrecRunBfloatBits", small[bits_bf])
             macro("PrecRunBfloatRoundoff", u_bf)
             macro("PrecRunHalfOctaves", over16 - sub16)
             macro("PrecRunBfloatOctaves", over_bf - sub_bf)
