@@ -29,14 +29,12 @@ set style line 1 lc rgb '#888888' dt 3 lw 1
 set arrow 1 from subnormal, graph 0 to subnormal, graph 1 nohead ls 1
 set arrow 2 from normal, graph 0 to normal, graph 1 nohead ls 1
 set arrow 3 from largest, graph 0 to largest, graph 1 nohead ls 1
-set label 1 'fp16 smallest subnormal' at subnormal, graph 0.97 right \
-    rotate by 90 offset -0.4, 0 front
-set label 2 'fp16 smallest normal' at normal, graph 0.97 right \
-    rotate by 90 offset -0.4, 0 front
-set label 3 'fp16 largest' at largest, graph 0.97 right rotate by 90 \
-    offset -0.4, 0 front
+set label 1 sprintf('$2^{%d}$', subnormal) at subnormal, graph 1.06 \
+    center front
+set label 2 sprintf('$2^{%d}$', normal) at normal, graph 1.06 center front
+set label 3 '65504' at largest, graph 1.06 center front
 set label 4 sprintf('$\leftarrow$ bf16: $2^{%d}$', bf16) \
-    at graph 0.01, graph 0.06 left front
+    at graph 0.01, graph 0.93 left front
 # An octave [2^e, 2^(e+1)) is drawn from e to e + 1.
 plot histogram using ($1 + 0.5):($2 > 0 ? $2 : 1/0) with histeps lw 2 \
          lc rgb '#4477aa' title 'parameters', \

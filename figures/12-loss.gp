@@ -22,6 +22,18 @@ plot for [i = 2:runs] losses using 1:i with linespoints \
 set size 1, 0.4
 set origin 0, 0
 set format x '%g'
+# Two to five tics on the differences, whatever their size.
+low = 0
+high = 0
+do for [i = 3:runs] {
+    stats losses skip 1 using (column(i) - column(2)) nooutput
+    low = STATS_min < low ? STATS_min : low
+    high = STATS_max > high ? STATS_max : high
+}
+span = high - low > 0 ? high - low : 1e-3
+tic = 10**floor(log10(span))
+tic = span / tic > 5 ? 2 * tic : span / tic < 2 ? tic / 2 : tic
+set ytics tic
 set xlabel 'step'
 set ylabel 'minus fp32'
 unset key

@@ -37,8 +37,8 @@ sub csv_rows {                 # a CSV with a header: a list of hashes
 }
 sub report { return decode_json(slurp("$data/12-run-$_[0].json") // '{}') }
 sub finite { return defined $_[0] && $_[0] =~ /^[-+]?[\d.]+(e[-+]?\d+)?$/i }
-sub signed { return $_[0] < 0 ? sprintf('$-$%.3f', -$_[0])
-                              : sprintf('+%.3f', $_[0]) }
+sub signed { return $_[0] < 0 ? sprintf('$-$%.2g', -$_[0])
+                              : sprintf('+%.2g', $_[0]) }
 sub pc {                       # a fraction as the script prints a percentage
     my ($x) = @_;
     return ($x == 0 ? '0' : $x < 1e-4 ? sprintf('%.2g', 100 * $x)
@@ -74,7 +74,7 @@ for my $run (@runs) {
     if (finite($val{$run})) {
         close_to($last->{val_loss}, $val{$run}, 1e-6,
                  "$run: the log's last validation loss is the report's");
-        is($m{"PrecRunLoss$camel{$run}"}, sprintf('%.3f', $val{$run}),
+        is($m{"PrecRunLoss$camel{$run}"}, sprintf('%.4f', $val{$run}),
            "$run: the final loss the book prints");
         is($m{"PrecRunDiff$camel{$run}"}, signed($val{$run} - $val{fp32}),
            "$run: its difference from fp32")
@@ -96,7 +96,7 @@ for my $run (@runs) {
        . 'validation loss');
 }
 my $yard = max(abs($val{bf16} - $val{fp32}), abs($val{fp16} - $val{fp32}));
-is($m{PrecRunRoundingSpread}, sprintf('%.3f', $yard),
+is($m{PrecRunRoundingSpread}, sprintf('%.2g', $yard),
    'the furthest bf16 or scaled fp16 ended from fp32');
 my $u = $val{'fp16-unscaled'};
 my $word = !finite($u) || $u >= $fp32->{unigram_entropy} ? 'failed'
@@ -208,7 +208,9 @@ my $changes = grep { $_ > 0 && $log16[$_]{loss_scale}
                      != $log16[$_ - 1]{loss_scale} } 0 .. $#log16;
 is($rows, $changes + 1, 'the table has a row per stretch at one scale');
 like($m{PrecRunScaleStory}, $skipped == 0 ? qr/^No step overflowed/
-     : qr/^The scale started at/, 'the story of the scale is the log\'s');
+     : $skipped == 1 ? qr/^One step overflowed, step $log16[(grep {
+       $log16[$_]{skipped} == 1 } 0 .. $#log16)[0]]{step}:/
+     : qr/^\w+ steps overflowed/, 'the story of the scale is the log\'s');
 
 # ----------------------------------------------------------- the bytes ----
 # Each run's bytes per parameter, kind by kind, against Part I's

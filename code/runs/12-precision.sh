@@ -113,7 +113,7 @@ $(field bytes_held_gradients "$f") $(field bytes_held_master_weights "$f") \
 $(field bytes_held_master_gradients "$f") $(field bytes_held_moments "$f") \
 $(field bytes_held_buffers "$f") $(field bytes_per_param "$f")"
 done > "$work/bytes.txt"
-timed_steps=60 repeats="1 2 3"
+timed_steps=40 repeats="1 2 3 4 5"
 for k in $repeats; do
     for run in fp32 bf16 fp16; do
         mpiexec -bind-to core -n 1 "$bin/minigpt" --machine "$machine" \
@@ -135,8 +135,8 @@ function sig3(x) { return sprintf("%.3g", x) }
 function pc(x) { return (x == 0 ? "0" : x < 1e-4 ? sprintf("%.2g", 100 * x) \
                          : sig3(100 * x)) "\\,\\%" }
 function finite(x) { return x ~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ }
-function signed(x) { return x < 0 ? "$-$" sprintf("%.3f", -x) \
-                                  : "+" sprintf("%.3f", x) }
+function signed(x) { return x < 0 ? "$-$" sprintf("%.2g", -x) \
+                                  : "+" sprintf("%.2g", x) }
 function camel(run) { return run == "fp32" ? "FpThirtyTwo" \
     : run == "bf16" ? "BfSixteen" : run == "fp16" ? "FpSixteen" \
     : run == "fp16-unscaled" ? "FpSixteenUnscaled" \
@@ -177,7 +177,7 @@ awk -v steps=$steps -v every=$every -v runs="$runs" \
         for (i = split(runs, run, " "); i >= 1; i--) {
             r = run[i]
             macro("PrecRunLoss" camel(r), finite(val[r]) \
-                  ? sprintf("%.3f", val[r]) : "not a number")
+                  ? sprintf("%.4f", val[r]) : "not a number")
             if (r != "fp32" && finite(val[r]))
                 macro("PrecRunDiff" camel(r),
                       signed(val[r] - val["fp32"]))
@@ -185,7 +185,7 @@ awk -v steps=$steps -v every=$every -v runs="$runs" \
         d = val["bf16"] - val["fp32"]; if (d < 0) d = -d
         e = val["fp16"] - val["fp32"]; if (e < 0) e = -e
         yard = d > e ? d : e
-        macro("PrecRunRoundingSpread", sprintf("%.3f", yard))
+        macro("PrecRunRoundingSpread", sprintf("%.2g", yard))
         macro("PrecRunRoundingVerdict", slope > 0 \
               ? sprintf("That is as much as fp32%ss own loss fell in " \
                         "about %s steps near the end of its run.", "\x27",
@@ -204,21 +204,21 @@ if (!finite(u))
           u))
 else if (u >= unigram)
     macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
-          "failed: its validation loss ended at %.3f, no lower than the " \
+          "failed: its validation loss ended at %.4f, no lower than the " \
           "%.3f of a model that knows only how often each token occurs.",
           u, unigram))
 else if (verdict == "lagged")
     macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
-          "lagged: its validation loss ended at %.3f, %.3f above " \
-          "fp32%ss, further than the %.3f by which rounding alone moved " \
+          "lagged: its validation loss ended at %.4f, %.2g above " \
+          "fp32%ss, further than the %.2g by which rounding alone moved " \
           "bf16 or scaled fp16%s.", u, gap, "\x27", yard,
           slope > 0 ? sprintf(", and what fp32 gained in about %s steps " \
                               "at the end of its run",
                               count(int(gap / slope + 0.5))) : ""))
 else
     macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
-          "kept up: its validation loss ended at %.3f, %s from fp32%ss, " \
-          "no further than the %.3f by which rounding alone moved bf16 or " \
+          "kept up: its validation loss ended at %.4f, %s from fp32%ss, " \
+          "no further than the %.2g by which rounding alone moved bf16 or " \
           "scaled fp16.", u, signed(gap), "\x27", yard))
 macro("PrecRunUnscaledMeaning", verdict == "kept up" \
       ? "That it kept up says that this small model" "\x27" "s gradients " \
@@ -242,8 +242,8 @@ else if (!finite(val["fp8"]))
     macro("PrecRunFpEightVerdict", "fp8 failed: its validation loss " \
           "ended as " val["fp8"] ", not a number.")
 else
-    macro("PrecRunFpEightVerdict", sprintf("fp8 ended at %.3f, %s from " \
-          "fp32%ss: %s than the %.3f of bf16 and scaled fp16.", val["fp8"],
+    macro("PrecRunFpEightVerdict", sprintf("fp8 ended at %.4f, %s from " \
+          "fp32%ss: %s than the %.2g of bf16 and scaled fp16.", val["fp8"],
           signed(val["fp8"] - val["fp32"]), "\x27",
           (val["fp8"] - val["fp32"] > yard \
            || val["fp8"] - val["fp32"] < -yard) ? "further" \
@@ -361,9 +361,10 @@ awk -F, -v window="$window" -v steps=$steps \
             rows++; at_scale[rows] = scale; first[rows] = $1
         }
         last[rows] = $1; skips[rows] += $at["skipped"]
-        if ($at["skipped"] == 1) {
-            skipped_list = skipped_list (n_skipped++ ? ", " : "") $1
-        }
+        if ($at["skipped"] == 1 && ++n_skipped <= 8)
+            skipped_list = skipped_list (n_skipped > 1 ? ", " : "") $1
+        else if ($at["skipped"] == 1 && n_skipped == 9)
+            skipped_list = skipped_list " and later"
     }
     END {
         print "\\begin{tabular}{lrr}\n\\hline" > table
@@ -379,26 +380,24 @@ awk -F, -v window="$window" -v steps=$steps \
         macro("PrecRunSkipped", count(skipped))
         macro("PrecRunGrowths", count(growths))
         macro("PrecRunWindow", grouped(window))
+        ended = sprintf("the scale ended at %s", power(final)) \
+              (growths > 0 ? sprintf(", after %s %s", count(growths),
+                                     growths == 1 ? "doubling" \
+                                     : "doublings") \
+              : window > steps ? sprintf(", and could not grow, since the " \
+                                         "window of %s clean steps that " \
+                                         "doubles it is longer than the run",
+                                         grouped(window)) : "")
         macro("PrecRunScaleStory", skipped == 0 \
-              ? sprintf("No step overflowed: the scale stayed at %s for " \
-                        "all %s steps%s.", power(initial), steps,
-                        growths == 0 && window > steps \
-                        ? sprintf(", and could not grow, since the " \
-                                  "window of %s clean steps that doubles " \
-                                  "it is longer than the run",
-                                  grouped(window)) : "") \
-              : sprintf("The scale started at %s; %s overflowed (%s %s), " \
-                        "each skipped and each halving the scale, which " \
-                        "ended at %s%s.", power(initial),
-                        skipped == 1 ? "one step" : count(skipped) " steps",
-                        skipped == 1 ? "step" : "steps", skipped_list,
-                        power(final), growths == 0 \
-                        ? (window > steps ? sprintf("; it never grew " \
-                           "again, since the window of %s clean steps " \
-                           "that doubles it is longer than the run",
-                           grouped(window)) : "; it never grew again") \
-                        : sprintf(", after %s %s", count(growths),
-                                  growths == 1 ? "doubling" : "doublings")))
+              ? sprintf("No step overflowed in %s steps; %s.", steps,
+                        ended) \
+              : skipped == 1 \
+              ? sprintf("One step overflowed, step %s: it was skipped and " \
+                        "the scale halved; %s.", skipped_list, ended) \
+              : sprintf("%s steps overflowed (steps %s), each skipped and " \
+                        "each halving the scale; %s.",
+                        toupper(substr(count(skipped), 1, 1)) \
+                        substr(count(skipped), 2), skipped_list, ended))
     }' "$data/12-log-fp16.csv"
 awk -F, -v table="$numbers/12-precision-bytes.tex" "$formats$common"'
     function per(x) { return x == int(x) ? x : sprintf("%.3g", x) }
