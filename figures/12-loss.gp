@@ -9,12 +9,11 @@ colours = '#000000 #4477aa #228833 #ee6677 #aa3377'
 points = '7 5 9 11 13'
 set multiplot
 set lmargin 10
-set rmargin 17
 set size 1, 0.62
 set origin 0, 0.38
 set format x ''
 set ylabel 'validation loss'
-set key outside right top Left reverse spacing 1.3 samplen 2
+set key inside right top Left reverse spacing 1.2 samplen 2
 set grid ytics lw 0.5 lc rgb '#cccccc'
 plot for [i = 2:runs] losses using 1:i with linespoints \
          pt (word(points, i - 1) + 0) ps 0.6 lw 1.5 \
