@@ -88,7 +88,7 @@ my $dir = tempdir(CLEANUP => 1);
     open my $fh, '<', "$dir/learn.csv" or die;
     my @lines = <$fh>;
     chomp @lines;
-    is($lines[0], 'step,lr,train_loss,val_loss,grad_norm,unigram,bigram', 'the log has its header');
+    is($lines[0], 'step,lr,train_loss,val_loss,grad_norm,unigram,bigram,loss_scale,skipped', 'the log has its header');
     is(scalar(@lines) - 1, $t->{steps}, 'the log has one line per step');
     my @first = split /,/, $lines[1], -1;
     is($first[0], 1, 'the log starts at step 1');

@@ -130,6 +130,8 @@ my %flags = (
                    --fail-shard-write --async-save --fault-at-step --fault-rank
                    --sample --tp --pp --dp --print-mesh --allreduce --no-overlap --no-allreduce --zero --sequence-parallel --json --csv --latex
                    --device --precision --schedule --chunks --trace --bucket-mb
+                   --fp32-grads --loss-scale --loss-scale-window --no-loss-scaling
+                   --grad-histogram
                    --output --help)],
     'matmul-bench' => [qw(--batch --seq --hidden --vocab --seconds --repeats
                           --machine --transcript --shards --heads --max-tp

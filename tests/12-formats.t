@@ -70,7 +70,8 @@ sub round_bits {
     if ($ieee) {
         return $inf if $field > 2**$E - 2;
     } else {
-        return $nan if $field > $ones || ($field == $ones && $frac == 2**$M - 1);
+        return $nan
+            if $field > $ones || ($field == $ones && $frac == 2**$M - 1);
     }
     return $sign | $field << $M | $frac;
 }
@@ -137,7 +138,7 @@ srand(12);
 add(int(rand(2**32))) for 1 .. 3000;
 
 my @bits = sort { $a <=> $b } keys %cases;
-my $wrong = 0;
+my ($wrong, $wrong_value) = (0, 0);
 my %checked;
 while (my @batch = splice(@bits, 0, 2000)) {
     my @args = map {
@@ -153,6 +154,11 @@ while (my @batch = splice(@bits, 0, 2000)) {
         for my $name (@names) {
             my $want = round_bits($x, $name);
             my $got = hex($values->[$i]{$name}{bits});
+            my $near = $values->[$i]{$name}{nearest};
+            my $value = value_of($want, $name);
+            $wrong_value++ if defined $value && $near ne 'nan'
+                           && $near ne 'inf' && $near ne '-inf'
+                           && $near != $value;
             next if $got == $want;
             # A NaN's payload need not survive; its being a NaN must.
             next if $f != $f && !defined value_of($got, $name)
@@ -165,6 +171,8 @@ while (my @batch = splice(@bits, 0, 2000)) {
 }
 is($wrong, 0, sprintf 'formats rounds %d numbers as the definition does, '
    . 'in every format', $checked{bf16});
+is($wrong_value, 0, 'the nearest number it prints is the one its bits '
+   . 'stand for (the fast roundings of bf16 and fp16 agree)');
 
 # Ties go both ways: 1 + 2^-8 (between 1 and 1 + 2^-7) down to 1 in bf16,
 # 1 + 3 * 2^-8 up to 1 + 2^-6; fp16's largest and first overflow.

@@ -221,11 +221,6 @@ static real gpu_optimizer_step(GpuModel *g, const AdamW *opt, real lr,
 }
 /* The reference --verify's tolerance: atol plus rtol of the reference. */
 static const double fp32_atol = 1e-6, fp32_rtol = 1e-4;
-/* bf16 rounds each GEMM input to 8 significant bits, unit roundoff
-   u = 2^-8, so one GEMM's result is within about 2u of its size; a
-   gradient passes through at most 8L + 3 GEMMs (4L + 1 forward, as many
-   backward, and its own), and the loss through 4L + 1. */
-static const double bf16_u = 1.0 / 256;
 
 /* The largest |got - want|; clears *ok where one exceeds atol + rtol of
    the reference. */
@@ -276,8 +271,12 @@ static int gpu_verify(GpuModel *g, const Language *lang, Settings *set,
     double dloss = fabs(loss - loss_ref), dgrad, loss_tolerance,
            grad_tolerance;
     if (bf16) {                      /* relative, and in the norm */
-        loss_tolerance = (4 * L + 1) * 2 * bf16_u;
-        grad_tolerance = (8 * L + 3) * 2 * bf16_u;
+        /* bf16 rounds each GEMM input to 8 significant bits, so one
+           GEMM's result is within about 2u of its size, u = 2^-8; a
+           gradient passes through at most 8L + 3 GEMMs (4L + 1 forward,
+           as many backward, and its own), and the loss through 4L + 1. */
+        loss_tolerance = format_gemm_tolerance(4 * L + 1, FORMAT_BF16);
+        grad_tolerance = format_gemm_tolerance(8 * L + 3, FORMAT_BF16);
         dloss /= fabs(loss_ref);
         dgrad = norm_difference(got, ref->grads_memory, N);
         ok = dloss <= loss_tolerance && dgrad <= grad_tolerance;
@@ -453,12 +452,6 @@ int device_run(const char *command, Settings *set, Option *options)
         if (speak)
             complain(command, "--device: unknown \"%s\" (known: cuda; the "
                      "CPU is the default)", device);
-        return 2;
-    }
-    if (device == NULL) {
-        if (speak)
-            complain(command, "--precision %s needs --device cuda",
-                     precision);
         return 2;
     }
     if (strcmp(precision, "fp32") != 0 && strcmp(precision, "bf16") != 0) {

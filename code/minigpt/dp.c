@@ -304,10 +304,12 @@ void data_parallel_begin(DataParallel *dp)
     dp->strategy->begin_step(dp);
     dp->model->gradients_needed = dp->strategy->gradients_needed;
     dp->model->gradients_ready = dp->strategy->gradients_ready;
-    if (dp->model->gradients_ready != NULL)
-        dp->model->gradients_ready = clocked_gradients_ready;
-    if (dp->model->weights_needed != NULL)
-        dp->model->weights_needed = clocked_weights_needed;
+    if (dp->mixed == NULL) {     /* Chapter 12's hooks convert; they send not */
+        if (dp->model->gradients_ready != NULL)
+            dp->model->gradients_ready = clocked_gradients_ready;
+        if (dp->model->weights_needed != NULL)
+            dp->model->weights_needed = clocked_weights_needed;
+    }
 }
 
 void data_parallel_combine(DataParallel *dp, double *loss)
@@ -329,6 +331,8 @@ real *gradient_of_run(const DataParallel *dp, const ShardRun *run)
 
 double gradient_squares(DataParallel *dp)
 {
+    if (dp->mixed != NULL)              /* Chapter 12: 16-bit gradients */
+        return mixed_gradient_squares(dp);
     double squares = 0.0;
     for (int r = 0; r < dp->owned; r++) {
         const ShardRun *run = &dp->runs[r];

@@ -1,4 +1,4 @@
-/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/07-data-parallel.nw, chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw, chapters/99gp-precision-plumbing.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 
 #include "trainer.h"
@@ -78,8 +78,9 @@ int main(int argc, char **argv)
           "residual stream on a t-th of the rows each", 0, NULL, 0 },
         { "--device", OPT_NAME, 0, "cuda: train (or --verify) on the GPU, in one "
           "process; the CPU is the default", 0, NULL, 0 },
-        { "--precision", OPT_NAME, 0, "with --device cuda: fp32, or bf16 GEMM "
-          "inputs with fp32 weights and accumulation", 0, "fp32", 0 },
+        { "--precision", OPT_NAME, 0, "fp32, bf16 or fp16: 16-bit weights, "
+          "gradients and activations with fp32 master weights and moments (one "
+          "rank); with --device cuda: fp32, or bf16 GEMM inputs", 0, "fp32", 0 },
         { "--schedule", OPT_NAME, 0, "with --pp: gpipe, 1f1b, interleaved or "
           "zb-h1", 0, "1f1b", 0 },
         { "--chunks", OPT_COUNT, 64, "with --schedule interleaved: chunks v of "
@@ -89,6 +90,19 @@ int main(int argc, char **argv)
         { "--bucket-mb", OPT_WHOLE, 1e6, "with --dp: all-reduce the gradient in "
           "buckets of at least N MiB, each started when the backward pass has "
           "filled it (0: one all-reduce per tensor)", 0, NULL, 0 },
+        { "--fp32-grads", OPT_SWITCH, 0, "with --precision bf16 or fp16: add the "
+          "gradients into fp32 instead of 16 bits (18 bytes a parameter)", 0,
+          NULL, 0 },
+        { "--loss-scale", OPT_NUMBER, 1e30, "with --precision bf16 or fp16: the "
+          "loss scale S to start from (default 65536 for fp16, 1 for bf16)", 0,
+          NULL, 0 },
+        { "--loss-scale-window", OPT_COUNT, 1e9, "steps without overflow before "
+          "the loss scale doubles", 2000, NULL, 0 },
+        { "--no-loss-scaling", OPT_SWITCH, 0, "keep the loss scale at 1 and step "
+          "even when the gradient overflows (plain fp16)", 0, NULL, 0 },
+        { "--grad-histogram", OPT_PATH, 0, "write the first step's gradient "
+          "magnitudes here, as CSV: the count at each binary exponent", 0, NULL,
+          0 },
         { "--async-save", OPT_SWITCH, 0, "with --save: copy the state into host "
           "memory at a checkpoint and write it on a thread while training goes on",
           0, NULL, 0 },
@@ -148,8 +162,7 @@ static int run(const char *command, Option *options, Settings set)
     if (option_given(options, "--sample"))
         return rank == 0 ? print_sample(&set, (int)option_number(options,
                                         "--sample"), options) : 0;
-    if (option_given(options, "--device")       /* Appendix ch:cuda */
-        || option_given(options, "--precision"))
+    if (option_given(options, "--device"))      /* Appendix ch:cuda */
         return device_run(command, &set, options);
     char why[256];
     Mesh *mesh = &set.mesh;

@@ -1,4 +1,4 @@
-/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/11c-buckets.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99b-mesh-plumbing.nw and chapters/99c-buckets.nw; edit the chapters, not this file. */
+/* Tangled from chapters/06-reference.nw, chapters/07-data-parallel.nw, chapters/08-sharded-state.nw, chapters/09-tensor-parallel.nw, chapters/10-pipeline.nw, chapters/11c-buckets.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99b-mesh-plumbing.nw, chapters/99c-buckets.nw and chapters/99gp-precision-plumbing.nw; edit the chapters, not this file. */
 #ifndef MINIGPT_H
 #define MINIGPT_H
 
@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../common/cli.h"
+#include "number_formats.h"
 
 /* The model's numbers: single precision, or double in the twin binary
    minigpt-fp64 that the gradient check uses (built with -DMINIGPT_FP64). */
@@ -168,6 +169,9 @@ typedef struct {
     struct PipelineStage *pp;       /* the pipeline stage; NULL: whole      */
     real *deferred;                 /* zb-h1: where B keeps the products'
                                        output gradients for W; NULL: none   */
+    NumberFormat format;          /* Chapter 12: what each op's output is
+                                     rounded to; fp32: nothing             */
+    struct GradientHistogram *histogram;  /* counting gradients, or NULL   */
 } Model;
 
 extern const char *const param_names[PARAM_TENSORS];
@@ -435,6 +439,13 @@ struct DataParallel {
     int waits_count, waits_capacity;
     double wait_median;       /* s: the median after the warm-up, mean of
                                  the ranks'                                */
+    NumberFormat format;      /* Chapter 12: --precision                    */
+    int fp32_grads;           /* --fp32-grads                               */
+    int loss_scaling;         /* 0: --no-loss-scaling                       */
+    double initial_scale;     /* --loss-scale, or the format's default      */
+    int scale_window;         /* --loss-scale-window                        */
+    const char *histogram_path;           /* --grad-histogram, until written */
+    struct MixedPrecision *mixed;         /* the 16-bit state; NULL in fp32  */
 };
 
 extern const ShardingStrategy replicated_alone, replicated_skipped,
@@ -471,6 +482,26 @@ extern const ShardingStrategy zero_stages[3];     /* stages 1, 2 and 3 */
 void count_model_state(DataParallel *dp);
 /* Every rank's bytes held and the most sent, to rank 0. */
 void data_parallel_account(DataParallel *dp);
+typedef struct MixedPrecision MixedPrecision;
+/* Chapter 12: bf16 or fp16 weights and gradients, fp32 master weights and
+   moments, on one rank. */
+extern const ShardingStrategy mixed_precision_alone;
+/* x (n), an operation's output, rounded to m's format; in the backward
+   pass, counted first by the gradient histogram if there is one. */
+void model_round(const Model *m, real *x, size_t n);
+void model_round_gradient(const Model *m, real *x, size_t n);
+/* The squared norm of the unscaled 16-bit gradient. */
+double mixed_gradient_squares(DataParallel *dp);
+/* S, that the loss is multiplied by now (1 in fp32); and, after a step,
+   the S its gradient had and whether it was skipped. */
+double data_parallel_loss_scale(const DataParallel *dp);
+double loss_scale_used(const DataParallel *dp);
+int step_skipped(const DataParallel *dp);
+/* After a checkpoint is read: the 16-bit weights from the master. */
+void mixed_state_loaded(DataParallel *dp);
+/* Around the first step's gradient, --grad-histogram's counting. */
+void gradient_histogram_begin(Model *m, DataParallel *dp);
+void gradient_histogram_end(Model *m, DataParallel *dp);
 typedef struct TensorParallel {
     MPI_Comm comm;            /* the ranks that split each block          */
     int ways, rank;           /* t, and this rank's place among them      */

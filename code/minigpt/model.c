@@ -311,6 +311,7 @@ double stage_forward(Model *m, const int *inputs, const int *targets,
         Params e = weights_of(m, -1);                /* the embeddings */
         TIMED(m, OP_EMBED, 0,
               encoder_forward(a->encoded, inputs, e.wte, e.wpe, B, T, C));
+        model_round(m, a->encoded, BTC);
     }
     for (int l = first; l < first + count; l++) {
         Params w = weights_of(m, l);                 /* block l's weights */
@@ -319,28 +320,39 @@ double stage_forward(Model *m, const int *inputs, const int *targets,
         TIMED(m, OP_LAYERNORM, 0,
               layernorm_forward(k.ln1 + mine, k.ln1_mean, k.ln1_rstd, k.x, w.ln1_w,
                                 w.ln1_b, Ns, C));
+        model_round(m, k.ln1 + mine, BTCs);
         TIMED(m, OP_MATMUL, 0,
               column_parallel_forward(&m->pack, k.qkv, k.ln1, w.qkv_w, w.qkv_b, N, C,
                                       3 * Cl, tp, flops));
+        model_round(m, k.qkv, 3 * BTCl);
         TIMED(m, OP_ATTENTION, 0,
               attention_forward(k.atty, k.att, k.qkv, B, T, Cl, Hl, flops));
+        model_round(m, k.att, (size_t)B * Hl * T * T);
+        model_round(m, k.atty, BTCl);
         TIMED(m, OP_MATMUL, 0,
               row_parallel_forward(&m->pack, a->scratch, k.atty, w.proj_w, w.proj_b,
                                    N, Cl, C, tp, flops));
+        model_round(m, a->scratch, BTC);
         TIMED(m, OP_RESIDUAL, 0,
               residual_forward(k.res2, k.x, a->scratch + mine, BTCs));
+        model_round(m, k.res2, BTCs);
         TIMED(m, OP_LAYERNORM, 0,
               layernorm_forward(k.ln2 + mine, k.ln2_mean, k.ln2_rstd, k.res2, w.ln2_w,
                                 w.ln2_b, Ns, C));
+        model_round(m, k.ln2 + mine, BTCs);
         TIMED(m, OP_MATMUL, 0,
               column_parallel_forward(&m->pack, k.fch, k.ln2, w.fc_w, w.fc_b, N, C,
                                       4 * Cl, tp, flops));
+        model_round(m, k.fch, 4 * BTCl);
         TIMED(m, OP_GELU, 0, gelu_forward(k.fch_gelu, k.fch, 4 * BTCl));
+        model_round(m, k.fch_gelu, 4 * BTCl);
         TIMED(m, OP_MATMUL, 0,
               row_parallel_forward(&m->pack, a->scratch, k.fch_gelu, w.fcproj_w,
                                    w.fcproj_b, N, 4 * Cl, C, tp, flops));
+        model_round(m, a->scratch, BTC);
         TIMED(m, OP_RESIDUAL, 0,
               residual_forward(k.res3, k.res2, a->scratch + mine, BTCs));
+        model_round(m, k.res3, BTCs);
         tp_traffic_blocks_add(sent, 0);
     }
     if (targets == NULL)
@@ -350,9 +362,11 @@ double stage_forward(Model *m, const int *inputs, const int *targets,
     TIMED(m, OP_LAYERNORM, 0,
           layernorm_forward(a->lnf + mine, a->lnf_mean, a->lnf_rstd, last,
                             h.lnf_w, h.lnf_b, Ns, C));
+    model_round(m, a->lnf + mine, BTCs);
     TIMED(m, OP_MATMUL, 0,
           column_parallel_forward(&m->pack, a->probs, a->lnf, h.head_w, NULL,
                                   N, C, Vl, tp, flops));
+    model_round(m, a->probs, (size_t)N * Vl);              /* the logits */
     double loss = 0.0;
     TIMED(m, OP_LOSS, 0,
           loss = vocab_parallel_crossentropy_forward(a->probs, a->losses,
@@ -399,13 +413,16 @@ void stage_backward(Model *m, const int *inputs, const int *targets, int B,
         TIMED(m, OP_LOSS, 1,
               vocab_parallel_crossentropy_backward(g->dlogits, a->probs, targets, N,
                                                    Vl, tp, scale));
+        model_round_gradient(m, g->dlogits, (size_t)N * Vl);
         TIMED(m, OP_MATMUL, 1,
               column_parallel_backward(&m->pack, g->dtmp, dh.head_w, NULL, g->dlogits,
                                        a->lnf, h.head_w, N, C, Vl, tp, flops));
+        model_round_gradient(m, g->dtmp, BTC);
         memset(g->dres, 0, sizeof(real) * BTC);
         TIMED(m, OP_LAYERNORM, 1,
               layernorm_backward(g->dres + mine, dh.lnf_w, dh.lnf_b, g->dtmp + mine,
                                  last, h.lnf_w, a->lnf_mean, a->lnf_rstd, Ns, C));
+        model_round_gradient(m, g->dres, BTC);
         announce(m, L);                   /* the head and the final norm are done */
     }
     for (int l = first + count - 1; l >= first; l--) {
@@ -417,29 +434,37 @@ void stage_backward(Model *m, const int *inputs, const int *targets, int B,
               row_parallel_backward(&m->pack, g->dfch_gelu, dm.fcproj_w, dm.fcproj_b,
                                     g->dres, k.fch_gelu, w.fcproj_w, N, 4 * Cl, C, tp,
                                     flops));
+        model_round_gradient(m, g->dfch_gelu, 4 * BTCl);
         keep_for_weights(k.kept_fcproj, g->dres, BTC);
         TIMED(m, OP_GELU, 1, gelu_backward(g->dfch, k.fch, g->dfch_gelu, 4 * BTCl));
+        model_round_gradient(m, g->dfch, 4 * BTCl);
         TIMED(m, OP_MATMUL, 1,
               column_parallel_backward(&m->pack, g->dtmp, dm.fc_w, dm.fc_b, g->dfch,
                                        k.ln2, w.fc_w, N, C, 4 * Cl, tp, flops));
+        model_round_gradient(m, g->dtmp, BTC);
         keep_for_weights(k.kept_fc, g->dfch, 4 * BTCl);
         TIMED(m, OP_LAYERNORM, 1,
               layernorm_backward(g->dres + mine, dw.ln2_w, dw.ln2_b, g->dtmp + mine,
                                  k.res2, w.ln2_w, k.ln2_mean, k.ln2_rstd, Ns, C));
+        model_round_gradient(m, g->dres, BTC);
         TIMED(m, OP_MATMUL, 1,
               row_parallel_backward(&m->pack, g->dtmp, dm.proj_w, dm.proj_b, g->dres,
                                     k.atty, w.proj_w, N, Cl, C, tp, flops));
+        model_round_gradient(m, g->dtmp, BTC);
         keep_for_weights(k.kept_proj, g->dres, BTC);
         TIMED(m, OP_ATTENTION, 1,
               attention_backward(g->dqkv, g->datt_row, g->dtmp, k.qkv, k.att, B, T, Cl,
                                  Hl, flops));
+        model_round_gradient(m, g->dqkv, 3 * BTCl);
         TIMED(m, OP_MATMUL, 1,
               column_parallel_backward(&m->pack, g->dtmp, dm.qkv_w, dm.qkv_b, g->dqkv,
                                        k.ln1, w.qkv_w, N, C, 3 * Cl, tp, flops));
+        model_round_gradient(m, g->dtmp, BTC);
         keep_for_weights(k.kept_qkv, g->dqkv, 3 * BTCl);
         TIMED(m, OP_LAYERNORM, 1,
               layernorm_backward(g->dres + mine, dw.ln1_w, dw.ln1_b, g->dtmp + mine,
                                  k.x, w.ln1_w, k.ln1_mean, k.ln1_rstd, Ns, C));
+        model_round_gradient(m, g->dres, BTC);
         tp_traffic_blocks_add(sent, 1);
         announce(m, l);
     }

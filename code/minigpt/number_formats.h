@@ -171,11 +171,34 @@ static inline HOST_DEVICE uint32_t format_bits_of(float x, NumberFormat f)
          : f == FORMAT_BF16 ? bf16_from_float(x) : format_encode(x, f);
 }
 
+/* fp16's nearest number: fp32's bits rounded at fp16's last place when
+   the result is normal and finite (2^-14 <= |x| < 65520), as bf16's are;
+   the general way otherwise. */
+static inline HOST_DEVICE float fp16_round(float x)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    uint32_t magnitude = bits & 0x7fffffffu;
+    if (magnitude < 0x38800000u || magnitude >= 0x477ff000u)
+        return format_decode(format_encode(x, FORMAT_FP16), FORMAT_FP16);
+    bits += 0x0fffu + (bits >> 13 & 1u);         /* nearest, ties to even */
+    bits &= ~0x1fffu;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
 /* The number of format f nearest to x, ties to even. */
 static inline HOST_DEVICE float round_to_format(float x, NumberFormat f)
 {
     return f == FORMAT_FP32 ? x
          : f == FORMAT_BF16 ? float_from_bf16(bf16_from_float(x))
+         : f == FORMAT_FP16 ? fp16_round(x)
          : format_decode(format_encode(x, f), f);
+}
+/* To first order, the relative error of a result that passes through
+   `gemms` GEMMs whose inputs are rounded to format f: 2u each. */
+static inline double format_gemm_tolerance(int gemms, NumberFormat f)
+{
+    return gemms * 2 * format_unit_roundoff(f);
 }
 #endif

@@ -1,4 +1,4 @@
-/* Tangled from chapters/11f-measured.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw, chapters/99f-measured-plumbing.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/11f-measured.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw, chapters/99f-measured-plumbing.nw, chapters/99gp-precision-plumbing.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #include <tgmath.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,11 +136,14 @@ void report_run(Report *r, const Model *m, const Settings *set,
         report_add(r, "matmul_ms_at_gemm_rate", FIELD_REAL,
                    1e3 * 6 * matmul_params(c) * rank_tokens / set->gemm_flops);
     }
-    report_add(r, "bytes_per_param", FIELD_REAL, 4 * word);
-    report_add(r, "param_bytes", FIELD_BYTES, word * N);
-    report_add(r, "grad_bytes", FIELD_BYTES, word * N);
-    report_add(r, "optimizer_bytes", FIELD_BYTES, 2 * word * N);
-    report_add(r, "state_bytes", FIELD_BYTES, 4 * word * N);
+    double state[3] = { word * N, word * N, 2 * word * N };
+    mixed_state_bytes(&set->parallel, state);  /* Chapter 12's, if 16-bit */
+    report_add(r, "bytes_per_param", FIELD_REAL,
+               (state[0] + state[1] + state[2]) / N);
+    report_add(r, "param_bytes", FIELD_BYTES, state[0]);
+    report_add(r, "grad_bytes", FIELD_BYTES, state[1]);
+    report_add(r, "optimizer_bytes", FIELD_BYTES, state[2]);
+    report_add(r, "state_bytes", FIELD_BYTES, state[0] + state[1] + state[2]);
     report_add(r, "activation_bytes", FIELD_BYTES, kept);
     report_add(r, "activation_bytes_per_layer", FIELD_BYTES, per_layer);
     report_add(r, "activation_formula_per_layer", FIELD_BYTES,
@@ -215,6 +218,7 @@ void report_run(Report *r, const Model *m, const Settings *set,
             report_add(r, fields[i].key, FIELD_REAL,
                        s->breakdown[fields[i].part]);
     }
+    precision_report(r, set);
     report_add(r, "async_save", FIELD_COUNT, set->async_save);
     report_add(r, "checkpoint_saves", FIELD_COUNT, set->checkpoint_saves);
     report_add(r, "checkpoint_stall_s", FIELD_REAL, set->checkpoint_stall_s);
@@ -410,6 +414,7 @@ void print_run(FILE *out, const Report *r, const char *cpu,
             duration(F("step_breakdown.optimizer_s")).s,
             duration(F("step_breakdown.other_s")).s,
             duration(F("step_breakdown.step_s")).s);
+    print_precision(out, r);
     if (F("checkpoint_saves") > 0)
         fprintf(out, "checkpoints    = %s %s, %s; training stalled %s per "
                 "save\n                 (median), %s at the end\n",

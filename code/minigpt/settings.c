@@ -1,4 +1,4 @@
-/* Tangled from chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw, chapters/99gp-precision-plumbing.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -288,6 +288,69 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             axis->bucket_bytes = option_number(o, "--bucket-mb") * 1048576.0;
             if (axis->bucket_bytes > 0)
                 axis->strategy = &replicated_in_buckets;
+        }
+        {
+            DataParallel *axis = &set->parallel;
+            const char *name = option_text(o, "--precision");
+            int fp16 = strcmp(name, "fp16") == 0, bf16 = strcmp(name, "bf16") == 0;
+            int fp32 = strcmp(name, "fp32") == 0;
+            int scaling = option_given(o, "--fp32-grads")
+                       || option_given(o, "--loss-scale")
+                       || option_given(o, "--loss-scale-window")
+                       || option_given(o, "--no-loss-scaling");
+            axis->format = bf16 ? FORMAT_BF16 : fp16 ? FORMAT_FP16 : FORMAT_FP32;
+            axis->fp32_grads = option_given(o, "--fp32-grads");
+            axis->loss_scaling = !option_given(o, "--no-loss-scaling");
+            axis->scale_window = (int)option_number(o, "--loss-scale-window");
+            axis->initial_scale = option_given(o, "--loss-scale")
+                                ? option_number(o, "--loss-scale") : fp16 ? 65536 : 1;
+            axis->histogram_path = option_text(o, "--grad-histogram");
+            if (option_given(o, "--device")) {
+                if (scaling || axis->histogram_path != NULL) {
+                    complain(command, "--device cuda takes --precision alone; the "
+                             "loss-scale flags, --fp32-grads and --grad-histogram "
+                             "are the CPU trainer's");
+                    return 2;
+                }
+                axis->format = FORMAT_FP32;         /* the GPU reads --precision */
+            } else if (!fp32 && !bf16 && !fp16) {
+                complain(command, "--precision: unknown \"%s\" (known: fp32, bf16, "
+                         "fp16)", name);
+                return 2;
+            } else if (fp32 && scaling) {
+                complain(command, "--fp32-grads and the loss-scale flags are for "
+                         "--precision bf16 or fp16");
+                return 2;
+            } else if (!axis->loss_scaling && (option_given(o, "--loss-scale")
+                           || option_given(o, "--loss-scale-window"))) {
+                complain(command, "--no-loss-scaling keeps the scale at 1; drop "
+                         "--loss-scale and --loss-scale-window");
+                return 2;
+            } else if (!fp32 && ranks > 1) {
+                complain(command, "--precision %s trains on one rank in this "
+                         "chapter (mpiexec gave %d)", name, ranks);
+                return 2;
+            } else if (!fp32 && sizeof(real) != sizeof(float)) {
+                complain(command, "--precision %s: this build is double precision",
+                         name);
+                return 2;
+            } else if (!fp32 && (axis->stage > 0 || option_given(o, "--gradcheck")
+                                 || set->dump != NULL)) {
+                complain(command, "--precision %s holds 16-bit state; --zero, "
+                         "--gradcheck and --dump read whole fp32 arrays", name);
+                return 2;
+            }
+            if (!fp32 && !option_given(o, "--device"))
+                axis->strategy = &mixed_precision_alone;
+            if (axis->histogram_path != NULL
+                && (ranks > 1 || set->micro > 1
+                    || check_writable(command, "--grad-histogram",
+                                      axis->histogram_path) != 0)) {
+                if (ranks > 1 || set->micro > 1)
+                    complain(command, "--grad-histogram counts one pass's "
+                             "gradients: one rank, one micro-batch");
+                return 2;
+            }
         }
         set->async_save = option_given(o, "--async-save");
         set->fault_step = option_given(o, "--fault-at-step")

@@ -367,7 +367,9 @@ int save_checkpoint(Settings *set, const TrainingState *s, char *why,
 int load_checkpoint(Settings *set, TrainingState *s, char *why,
                     size_t why_size)
 {
-    return checkpoint_load_sharded(set, set->resume, s, why, why_size);
+    int status = checkpoint_load_sharded(set, set->resume, s, why, why_size);
+    mixed_state_loaded(&set->parallel);       /* Chapter 12's 16-bit copy */
+    return status;
 }
 TrainingState fresh_state(const Settings *set)
 {

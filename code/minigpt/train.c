@@ -81,13 +81,16 @@ double rank_gradient(Model *m, const Batch *b, Settings *set)
     int share = set->batch / dp->ranks;  /* the sequences this rank computes */
     size_t first = (size_t)dp->rank * share * m->config.seq;
     Batch mine = { b->inputs + first, b->targets + first };
-    real part = (real)share / (real)set->batch;
+    real part = (real)share / (real)set->batch
+              * (real)data_parallel_loss_scale(dp);  /* Chapter 12; 1 here */
     data_parallel_begin(dp);
+    gradient_histogram_begin(m, dp);                 /* Chapter 12 */
     double loss = m->pp != NULL                           /* Chapter 10 */
                 ? pipeline_gradient(m, &mine, share, set->micro, part)
                 : batch_gradient(m, &mine, share, set->micro, part);
     data_parallel_combine(dp, &loss);
     tp_sum_sequence_parallel_gradients(m);            /* Chapter 9 */
+    gradient_histogram_end(m, dp);
     return loss;
 }
 AdamW adamw_settings(real lr)
@@ -163,7 +166,8 @@ int train(Model *m, const Language *lang, Settings *set,
     if (batch_alloc(&b, set->batch, set->config.seq) != 0)
         abort();
     if (log != NULL && (!appending || ftell(log) == 0))
-        fprintf(log, "step,lr,train_loss,val_loss,grad_norm,unigram,bigram\n");
+        fprintf(log, "step,lr,train_loss,val_loss,grad_norm,unigram,bigram,"
+                "loss_scale,skipped\n");
     memset(&m->tally, 0, sizeof m->tally);
     s.val_loss = NAN;
     int failed = 0;
@@ -193,8 +197,9 @@ int train(Model *m, const Language *lang, Settings *set,
                     LOG_DIGITS, s.train_loss);
             if (evaluate)
                 fprintf(log, "%.*g", LOG_DIGITS, s.val_loss);
-            fprintf(log, ",%.*g,%.*g,%.*g\n", LOG_DIGITS, (double)norm, LOG_DIGITS,
-                    s.unigram, LOG_DIGITS, s.bigram);
+            fprintf(log, ",%.*g,%.*g,%.*g,%.*g,%d\n", LOG_DIGITS, (double)norm,
+                    LOG_DIGITS, s.unigram, LOG_DIGITS, s.bigram, LOG_DIGITS,
+                    loss_scale_used(&set->parallel), step_skipped(&set->parallel));
         }
         if (!set->quiet && set->rank == 0) {
             fprintf(stderr, "step %d/%d: loss %.4f, lr %.2e, grad norm %.3f, "

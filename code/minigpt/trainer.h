@@ -1,4 +1,4 @@
-/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99f-measured-plumbing.nw, chapters/99i-shards-plumbing.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99f-measured-plumbing.nw, chapters/99gp-precision-plumbing.nw, chapters/99i-shards-plumbing.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #ifndef TRAINER_H
 #define TRAINER_H
 
@@ -129,6 +129,14 @@ void step_breakdown(double part[BREAKDOWN_PARTS], double step,
 /* s->breakdown: the mean of each part over the timed steps, then over the
    ranks of world (every rank calls it). */
 void average_breakdown(RunSummary *s, MPI_Comm world);
+/* --verify --precision bf16 or fp16: one batch against fp32. */
+int precision_verify(Model *m, const Language *lang, Settings *set,
+                     Option *options);
+/* The report's fields of the precision, and their lines; the state's
+   bytes by kind when it is held in 16 bits. */
+void mixed_state_bytes(const DataParallel *dp, double state[3]);
+void precision_report(Report *r, const Settings *set);
+void print_precision(FILE *out, const Report *r);
 typedef struct {              /* a rank's shard, as its file holds it  */
     unsigned char *bytes;     /* (size) header, runs, numbers, FNV-1a  */
     size_t size;

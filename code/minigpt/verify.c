@@ -105,6 +105,8 @@ static double largest_difference(const real *got, const real *want,
 int verify(Model *m, const Language *lang, Settings *set,
            Option *options)
 {
+    if (set->parallel.format != FORMAT_FP32)     /* Chapter 12's check */
+        return precision_verify(m, lang, set, options);
     int B = set->batch, T = set->config.seq;
     size_t N = whole_params_count(&m->whole);   /* m may hold a part */
     AdamW opt = adamw_settings(set->lr);
