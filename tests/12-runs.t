@@ -273,6 +273,12 @@ for my $run (qw(bf16 fp16)) {
          : $high < 1 ? qr/took only/ : qr/about as long/,
          'the sentence on the cost is the one the range chooses');
 }
+my @turns = keys %turn;
+my $more = grep { $turn{$_}{fp16} > $turn{$_}{bf16} } @turns;
+my $less = grep { $turn{$_}{fp16} < $turn{$_}{bf16} } @turns;
+like($m{PrecRunHalfVerdict}, $more == @turns ? qr/^fp16 cost more/
+     : $less == @turns ? qr/^fp16 cost less/ : qr/^The turns do not agree/,
+     'the sentence on fp16 against bf16 is the one every turn chooses');
 my $cpu = decode_json(slurp("$root/build/machine.json") // '{}')->{cpu};
 is($m{PrecRunCpu}, $cpu, 'the machine is the one build/machine.json names');
 
