@@ -177,6 +177,23 @@ for my $kind (qw(param activation)) {
     is($m{"PrecRun${name}OverflowScaled"}, pc($o{$kind}),
        '... above its largest value once scaled');
 }
+# The unscaled fp16 run's own first step: its zeros and the elements
+# below half of fp16's smallest subnormal, less fp32's zeros, over fp32's
+# nonzero elements.
+my (%zero16, %lost16);
+for my $row (csv_rows("$data/12-histogram-fp16-unscaled.csv")) {
+    for my $kind (qw(param activation)) {
+        my $n = $row->{"${kind}_grads"};
+        if ($row->{exponent} eq 'zero') { $zero16{$kind} = $n }
+        elsif ($row->{exponent} < $sub16 - 1) { $lost16{$kind} += $n }
+    }
+}
+for my $kind (qw(param activation)) {
+    is($m{'PrecRunUnscaled' . ucfirst($kind) . 'Lost'},
+       pc(($zero16{$kind} + ($lost16{$kind} // 0)
+           - $zeros->{"${kind}_grads"}) / $total{$kind}),
+       "$kind gradients the unscaled fp16 run lost in its first step");
+}
 my $tail = $b{param} + $b{activation};
 like($m{PrecRunScaleVerdict},
      $tail == 0 ? qr/^No nonzero gradient/

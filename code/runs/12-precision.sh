@@ -29,9 +29,11 @@ flags_of() {      # the trainer's flags for the run named $1
 }
 for run in $runs; do
     histogram=
-    if [ $run = fp32 ]; then
-        histogram="--grad-histogram $data/12-histogram.csv"
-    fi
+    case $run in
+        fp32) histogram="--grad-histogram $data/12-histogram.csv" ;;
+        fp16-unscaled) histogram="--grad-histogram \
+$data/12-histogram-fp16-unscaled.csv" ;;
+    esac
     $minigpt $(flags_of $run) --steps $steps --eval-every $every \
         $histogram --log "$data/12-log-$run.csv" --json \
         --output "$data/12-run-$run.json"
@@ -346,6 +348,22 @@ macro("PrecRunBfloatVerdict", bf == 0 \
                 "subnormal, $2^{%d}$: the smallest in the octave of " \
                 "$2^{%d}$.", "\x27", sub_bf, lo))
     }' "$data/12-limits.csv" "$data/12-histogram.csv"
+awk -F, "$formats$common"'
+    FILENAME ~ /limits/ { if (FNR == 2) floor16 = -int(-$1 + 0.5) - 1
+                          next }
+    FNR == 1 { next }
+    {   k = FILENAME ~ /unscaled/ ? "fp16" : "fp32"
+        if ($1 == "zero") { zero[k, 1] = $2; zero[k, 2] = $3; next }
+        total[k, 1] += $2; total[k, 2] += $3
+        if ($1 + 0 < floor16) { lost[k, 1] += $2; lost[k, 2] += $3 } }
+    END {
+        split("Param Activation", names, " ")
+        for (i = 1; i <= 2; i++)
+            macro("PrecRunUnscaled" names[i] "Lost",
+                  pc((zero["fp16", i] + lost["fp16", i] - zero["fp32", i]) \
+                     / total["fp32", i]))
+    }' "$data/12-limits.csv" "$data/12-histogram.csv" \
+    "$data/12-histogram-fp16-unscaled.csv"
 f="$data/12-run-fp16.json"
 awk -F, -v window="$window" -v steps=$steps \
     -v initial="$(field loss_scale_initial "$f")" \
