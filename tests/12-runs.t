@@ -198,7 +198,8 @@ my $tail = $b{param} + $b{activation};
 like($m{PrecRunScaleVerdict},
      $tail == 0 ? qr/^No nonzero gradient/
      : $bs{param} + $bs{activation} == 0 ? qr/not one nonzero element/
-     : qr/falls from/, 'the sentence on the tail is the one the counts choose');
+     : qr/falls from/,
+     'the sentence on the tail is the one the counts choose');
 like($m{PrecRunOverflowVerdict},
      $o{param} + $o{activation} == 0 ? qr/^None reaches/ : qr/^Once scaled/,
      'the sentence on overflow too');

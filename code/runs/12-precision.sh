@@ -518,23 +518,23 @@ awk -v cpu="$cpu" -v timed=$timed_steps -v repeats="$repeats" \
                         "cost from its own noise.", ratio["bf16"],
                         lo["bf16"], hi["bf16"],
                         count(split(repeats, r, " "))))
-        more = less = all = 0
-        for (k in turns) {
-            all++
-            if (turn["fp16", k] > turn["bf16", k]) more++
-            if (turn["fp16", k] < turn["bf16", k]) less++
-        }
-        macro("PrecRunHalfVerdict", more == all \
-              ? "fp16 cost more than bf16 in every turn. bf16 is the top half " \
-                "of an fp32" "\x27" "s bits, so rounding to it is an addition " \
-                "and a shift; fp16 has an exponent of its own, and a number " \
-                "outside its normal range, such as a subnormal gradient, takes " \
-                "the slower, general way through the format" "\x27" "s " \
-                "fields." \
-              : less == all \
-              ? "fp16 cost less than bf16 in every turn, though its rounding " \
-                "has more to do: this machine" "\x27" "s noise, or its memory, " \
-                "decided the difference, not the conversions." \
-              : "The turns do not agree on which of fp16 and bf16 cost more.")
+more = less = all = 0
+for (k in turns) {
+    all++
+    if (turn["fp16", k] > turn["bf16", k]) more++
+    if (turn["fp16", k] < turn["bf16", k]) less++
+}
+macro("PrecRunHalfVerdict", more == all \
+      ? "fp16 cost more than bf16 in every turn. bf16 is the top half " \
+        "of an fp32" "\x27" "s bits, so rounding to it is an addition " \
+        "and a shift; fp16 has an exponent of its own, and a number " \
+        "outside its normal range, such as a subnormal gradient, takes " \
+        "the slower, general way through the format" "\x27" "s " \
+        "fields." \
+      : less == all \
+      ? "fp16 cost less than bf16 in every turn, though its rounding " \
+        "has more to do: this machine" "\x27" "s noise, or its memory, " \
+        "decided the difference, not the conversions." \
+      : "The turns do not agree on which of fp16 and bf16 cost more.")
     }' "$work/times.txt"
 } > "$numbers/12-precision.tex"
