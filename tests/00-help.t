@@ -70,7 +70,7 @@ for my $command (@commands) {
 
 # The other tools: their switches start long runs, so each is given with
 # --help, which must still print the help and exit 0.
-for my $tool (qw(minigpt minigpt-fp64 allreduce matmul-bench moe)) {
+for my $tool (qw(minigpt minigpt-fp64 allreduce matmul-bench moe formats)) {
     (my $name = $tool) =~ s/-fp64//;            # it calls itself minigpt
     my ($s, $help, $e) = run("$bin/$tool", '--help');
     is($s, 0, "$tool --help exits 0");

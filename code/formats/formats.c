@@ -147,7 +147,8 @@ int main(int argc, char **argv)
         }
         numbers[count++] = strtof(argv[i], &end);
         if (end == argv[i] || *end != '\0') {
-            complain(command, "not a number: \"%s\"", argv[i]);
+            complain(command, "not a number: \"%s\" (flags start with "
+                     "--)", argv[i]);
             return 2;
         }
     }

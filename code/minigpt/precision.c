@@ -58,7 +58,7 @@ enum { LOWEST_EXPONENT = -300, EXPONENTS = 600 };
 typedef struct GradientHistogram {
     double scale;                        /* S: what the gradients carry */
     long long counts[2][EXPONENTS];      /* [weights, activations][e]   */
-    long long zeros[2], others[2];       /* exact zeros; inf and NaN    */
+    long long exact_zeros[2], others[2]; /* exact zeros; inf and NaN    */
 } GradientHistogram;
 
 static void histogram_add(GradientHistogram *h, int kind, const real *x,
@@ -70,7 +70,7 @@ static void histogram_add(GradientHistogram *h, int kind, const real *x,
         double g = fabs((double)x[i]) / h->scale;
         int e;
         if (g == 0)
-            h->zeros[kind]++;
+            h->exact_zeros[kind]++;
         else if (!isfinite(g))
             h->others[kind]++;
         else {
@@ -110,7 +110,8 @@ void gradient_histogram_end(Model *m, DataParallel *dp)
         for (int e = lo; e <= hi; e++)
             fprintf(f, "%d,%lld,%lld\n", e + LOWEST_EXPONENT,
                     h->counts[0][e], h->counts[1][e]);
-        fprintf(f, "zero,%lld,%lld\n", h->zeros[0], h->zeros[1]);
+        fprintf(f, "zero,%lld,%lld\n", h->exact_zeros[0],
+                h->exact_zeros[1]);
         if (h->others[0] + h->others[1] > 0)
             fprintf(f, "nonfinite,%lld,%lld\n", h->others[0], h->others[1]);
     }
