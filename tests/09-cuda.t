@@ -101,8 +101,9 @@ if (!$backend) {
 }
 refused('unknown device', qr/--device: unknown "tpu"/, $minigpt,
         '--device', 'tpu');
-refused('precision alone', qr/--precision bf16 needs --device cuda/,
-        $minigpt, '--precision', 'bf16');
+refused('the CPU trainer\'s precision flags',
+        qr/--device cuda takes --precision alone/, $minigpt, '--device',
+        'cuda', '--precision', 'bf16', '--loss-scale', 8);
 refused('unknown precision', qr/--precision: unknown "fp16"/, $minigpt,
         '--device', 'cuda', '--precision', 'fp16');
 refused('save', qr/--save is not offered with --device cuda/, $minigpt,

@@ -80,9 +80,12 @@ static void print_ranges(FILE *out, Option *options)
     };
     int json = option_given(options, "--json");
     if (!report_requested(options))
-        fprintf(out, "%-6s %4s %3s %3s %3s  %-14s %-16s %-18s %s\n",
-                "format", "bits", "E", "M", "p", "largest finite",
-                "smallest normal", "smallest subnormal", "unit roundoff u");
+        fprintf(out, "%-6s %2s %2s %2s  %-12s %-10s %-10s %s\n", "format",
+                "E", "M", "p", "largest", "smallest", "smallest",
+                "unit roundoff");
+    if (!report_requested(options))
+        fprintf(out, "%-15s  %-12s %-10s %-10s %s\n", "", "finite",
+                "normal", "subnormal", "u = 2^-p");
     if (json)
         json_list_begin(out, "formats");
     for (int f = 0; f < NUMBER_FORMATS; f++) {
@@ -109,11 +112,10 @@ static void print_ranges(FILE *out, Option *options)
         if (json)
             json_list_item(out, &r, f);
         else if (!report_requested(options))
-            fprintf(out, "%-6s %4d %3d %3d %3d  %-14.6g %-16.6g 2^%-16d "
-                    "2^-%d = %.3g\n", format_names[f],
-                    1 + b.exponent_bits + b.mantissa_bits, b.exponent_bits,
+            fprintf(out, "%-6s %2d %2d %2d  %-12.6g %-10.4g 2^%-8d "
+                    "%.3g\n", format_names[f], b.exponent_bits,
                     b.mantissa_bits, p, value[4], value[5], (int)value[7],
-                    p, value[8]);
+                    value[8]);
     }
     if (json)
         json_list_end(out);
