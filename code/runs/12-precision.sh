@@ -1,0 +1,541 @@
+# Tangled from chapters/95-parallel-plumbing.nw and chapters/99gq-precision-runs.nw; edit the chapters, not this file.
+# usage: sh code/runs/12-precision.sh BUILD_DIR
+set -eu
+bin="$1/bin" machine="$1/machine.json"
+numbers="$1/numbers" data="$1/data" work="$1/precision"
+formats=$(cat code/common/formats.awk)
+field() {        # the number at KEY (a path joined by _) in a JSON report
+    awk -v key="$1" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $2 == "{" { path[++depth] = name; next }
+        /^ *}/    { depth--; next }
+        {   for (i = depth; i >= 1; i--) name = path[i] "_" name
+            if (name == key) { sub(/,$/, "", $2); print $2 } }' "$2"
+}
+mkdir -p "$numbers" "$data"
+rm -rf "$work" && mkdir -p "$work"
+minigpt="$bin/minigpt --machine $machine --quiet"
+steps=300 every=20
+runs="fp32 bf16 fp16 fp16-unscaled"
+if "$bin/minigpt" --help | grep -e '--precision' | grep -q 'fp8'; then
+    runs="$runs fp8"
+fi
+flags_of() {      # the trainer's flags for the run named $1
+    case $1 in
+        fp16-unscaled) echo "--precision fp16 --no-loss-scaling" ;;
+        fp32-grads) echo "--precision bf16 --fp32-grads" ;;
+        *) echo "--precision $1" ;;
+    esac
+}
+for run in $runs; do
+    histogram=
+    case $run in
+        fp32) histogram="--grad-histogram $data/12-histogram.csv" ;;
+        fp16-unscaled) histogram="--grad-histogram \
+$data/12-histogram-fp16-unscaled.csv" ;;
+    esac
+    $minigpt $(flags_of $run) --steps $steps --eval-every $every \
+        $histogram --log "$data/12-log-$run.csv" --json \
+        --output "$data/12-run-$run.json"
+done
+for loss in train_loss val_loss; do
+    for run in $runs; do echo "$data/12-log-$run.csv"; done |
+    awk -v loss=$loss -v runs="$runs" '
+        BEGIN { count = split(runs, run, " ") }
+        {   k++
+            while ((getline line < $0) > 0) {
+                n = split(line, f, ",")
+                if (f[1] == "step") {
+                    for (i = 1; i <= n; i++) at[f[i]] = i
+                    continue
+                }
+                if (f[at[loss]] == "") continue
+                steps[f[1]] = 1; value[f[1], k] = f[at[loss]]
+            } }
+        END {
+            printf "step"
+            for (k = 1; k <= count; k++) printf ",%s", title(run[k])
+            printf "\n"
+            m = 0
+            for (s in steps) order[++m] = s + 0
+            for (i = 2; i <= m; i++)
+                for (j = i; j > 1 && order[j - 1] > order[j]; j--) {
+                    x = order[j]; order[j] = order[j - 1]; order[j - 1] = x
+                }
+            for (i = 1; i <= m; i++) {
+                printf "%d", order[i]
+                for (k = 1; k <= count; k++)
+                    printf ",%s", value[order[i], k]
+                printf "\n"
+            }
+        }
+        function title(r) {
+            return r == "fp16" ? "fp16 scaled" \
+                 : r == "fp16-unscaled" ? "fp16 unscaled" : r
+        }' > "$data/12-$loss.csv"
+done
+"$bin/formats" --ranges --json > "$data/12-ranges.json"
+scale=$(field loss_scale_initial "$data/12-run-fp16.json")
+awk -v scale="$scale" '
+    function lg(x) { return log(x) / log(2) }
+    /"format"/ { name = $2; gsub(/[",]/, "", name) }
+    { key = $1; gsub(/[":]/, "", key); value = $2; sub(/,$/, "", value)
+      limit[name, key] = value }
+    END {
+        printf "fp16_subnormal,fp16_normal,fp16_largest,bf16_subnormal,"
+        printf "bf16_normal,scale,bf16_largest,fp16_roundoff,"
+        printf "bf16_roundoff,fp16_bits,bf16_bits\n"
+        printf "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%d\n",
+            lg(limit["fp16", "smallest_subnormal"]),
+            lg(limit["fp16", "smallest_normal"]),
+            lg(limit["fp16", "largest"]),
+            lg(limit["bf16", "smallest_subnormal"]),
+            lg(limit["bf16", "smallest_normal"]), lg(scale),
+            lg(limit["bf16", "largest"]),
+            lg(limit["fp16", "unit_roundoff"]),
+            lg(limit["bf16", "unit_roundoff"]),
+            limit["fp16", "significant_bits"],
+            limit["bf16", "significant_bits"]
+    }' "$data/12-ranges.json" > "$data/12-limits.csv"
+awk -F, 'NR == 1 { next }
+         $1 == "zero" { next }
+         { param[$1] = $2; activation[$1] = $3; p += $2; a += $3 }
+         END {
+             print "exponent,param_grads,activation_grads"
+             for (e in param)
+                 printf "%d,%.6g,%.6g\n", e, param[e] / p,
+                        activation[e] / a
+         }' "$data/12-histogram.csv" | sort -t, -k1,1g \
+    > "$data/12-histogram-plot.csv"
+$minigpt $(flags_of fp32-grads) --steps 1 --eval-every 1000 --json \
+    --output "$data/12-run-fp32-grads.json"
+"$bin/fleet" memory --precisions --csv > "$data/12-conventions.csv"
+for run in fp32 bf16 fp16 fp32-grads; do
+    f="$data/12-run-$run.json"
+    echo "$run $(field params "$f") $(field bytes_held_weights "$f") \
+$(field bytes_held_gradients "$f") $(field bytes_held_master_weights "$f") \
+$(field bytes_held_master_gradients "$f") $(field bytes_held_moments "$f") \
+$(field bytes_held_buffers "$f") $(field bytes_per_param "$f")"
+done > "$work/bytes.txt"
+timed_steps=40 repeats="1 2 3 4 5"
+for k in $repeats; do
+    for run in fp32 bf16 fp16; do
+        mpiexec -bind-to core -n 1 "$bin/minigpt" --machine "$machine" \
+            $(flags_of $run) --steps $timed_steps --eval-every 1000 \
+            --quiet --json --output "$work/time-$run-$k.json"
+    done
+done
+for k in $repeats; do
+    for run in fp32 bf16 fp16; do
+        echo "$k $run $(field step_seconds_median "$work/time-$run-$k.json")"
+    done
+done > "$work/times.txt"
+cpu=$(sed -n 's/^ *"cpu": *"\(.*\)",*$/\1/p' "$machine")
+window=$("$bin/minigpt" --help |
+         sed -n 's/.*--loss-scale-window.*(default \([0-9]*\)).*/\1/p')
+common='
+function macro(name, text) { printf "\\newcommand{\\%s}{%s}\n", name, text }
+function sig3(x) { return sprintf("%.3g", x) }
+function pc(x) { return (x == 0 ? "0" : x < 1e-4 ? sprintf("%.2g", 100 * x) \
+                         : sig3(100 * x)) "\\,\\%" }
+function finite(x) { return x ~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ }
+function signed(x) { return x < 0 ? "$-$" sprintf("%.2g", -x) \
+                                  : "+" sprintf("%.2g", x) }
+function camel(run) { return run == "fp32" ? "FpThirtyTwo" \
+    : run == "bf16" ? "BfSixteen" : run == "fp16" ? "FpSixteen" \
+    : run == "fp16-unscaled" ? "FpSixteenUnscaled" \
+    : run == "fp8" ? "FpEight" : "FpThirtyTwoGrads" }
+function count(x) { return x <= 12 ? small[x] : grouped(x) }
+BEGIN { split("one two three four five six seven eight nine ten " \
+              "eleven twelve", small, " "); small[0] = "no" }
+'
+{
+for run in $runs; do
+    echo "$run $(field val_loss "$data/12-run-$run.json")"
+done > "$work/losses.txt"
+f="$data/12-run-fp32.json"
+awk -v steps=$steps -v every=$every -v runs="$runs" \
+    -v params="$(field params "$f")" -v layers="$(field layers "$f")" \
+    -v hidden="$(field hidden "$f")" -v seq="$(field seq "$f")" \
+    -v batch="$(field batch "$f")" -v vocab="$(field vocab "$f")" \
+    -v unigram="$(field unigram_entropy "$f")" \
+    -v curve="$data/12-val_loss.csv" -v first="$data/12-log-fp32.csv" \
+    "$formats$common"'
+    { val[$1] = $2 }
+    END {
+        macro("PrecRunParams", grouped(params))
+        macro("PrecRunLayers", layers); macro("PrecRunHidden", hidden)
+        macro("PrecRunSeq", seq); macro("PrecRunBatch", batch)
+        macro("PrecRunVocab", vocab)
+        macro("PrecRunSteps", steps); macro("PrecRunEvery", every)
+        macro("PrecRunUnigram", sprintf("%.3f", unigram))
+        getline line < first; getline line < first; split(line, f, ",")
+        macro("PrecRunFirstLoss", sprintf("%.3f", f[3]))
+        # fp32 validation loss, by step, for the slope at the end
+        while ((getline line < curve) > 0) {
+            split(line, f, ",")
+            if (f[1] != "step") fp32_at[f[1] + 0] = f[2]
+        }
+        back = steps - 3 * every
+        slope = (fp32_at[back] - fp32_at[steps]) / (3 * every)
+        for (i = split(runs, run, " "); i >= 1; i--) {
+            r = run[i]
+            macro("PrecRunLoss" camel(r), finite(val[r]) \
+                  ? sprintf("%.4f", val[r]) : "not a number")
+            if (r != "fp32" && finite(val[r]))
+                macro("PrecRunDiff" camel(r),
+                      signed(val[r] - val["fp32"]))
+        }
+        d = val["bf16"] - val["fp32"]; if (d < 0) d = -d
+        e = val["fp16"] - val["fp32"]; if (e < 0) e = -e
+        yard = d > e ? d : e
+        macro("PrecRunRoundingSpread", sprintf("%.2g", yard))
+        macro("PrecRunRoundingVerdict", slope > 0 \
+              ? sprintf("That is as much as fp32%ss own loss fell in " \
+                        "about %s steps near the end of its run.", "\x27",
+                        count(int(yard / slope + 0.5))) \
+              : sprintf("fp32%ss own loss did not fall over the last " \
+                        "%s steps of its run, so the difference cannot " \
+                        "be put in steps.", "\x27", 3 * every))
+u = val["fp16-unscaled"]; gap = u - val["fp32"]
+verdict = !finite(u) || u >= unigram ? "failed" \
+        : gap > yard ? "lagged" : "kept up"
+macro("PrecRunUnscaledWord", verdict)
+if (!finite(u))
+    macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
+          "failed: its validation loss ended as %s, not a number, so " \
+          "some step produced an infinity or a NaN that nothing caught.",
+          u))
+else if (u >= unigram)
+    macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
+          "failed: its validation loss ended at %.4f, no lower than the " \
+          "%.3f of a model that knows only how often each token occurs.",
+          u, unigram))
+else if (verdict == "lagged")
+    macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
+          "lagged: its validation loss ended at %.4f, %.2g above " \
+          "fp32%ss, further than the %.2g by which rounding alone moved " \
+          "bf16 or scaled fp16%s.", u, gap, "\x27", yard,
+          slope > 0 ? sprintf(", and what fp32 gained in about %s steps " \
+                              "at the end of its run",
+                              count(int(gap / slope + 0.5))) : ""))
+else
+    macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
+          "kept up: its validation loss ended at %.4f, %s from fp32%ss, " \
+          "no further than the %.2g by which rounding alone moved bf16 or " \
+          "scaled fp16.", u, signed(gap), "\x27", yard))
+macro("PrecRunUnscaledMeaning", verdict == "kept up" \
+      ? "That it kept up says that this small model" "\x27" "s gradients " \
+        "lie mostly above fp16" "\x27" "s floor, not that the floor is " \
+        "harmless: what falls below it is lost without a word, and a " \
+        "deeper model, or gradients that shrink as training goes on, " \
+        "puts more below it. The scaler costs a skipped step now and " \
+        "then; it is what keeps the tail in range whatever the model." \
+      : verdict == "lagged" \
+      ? "It lagged without any error or warning: the gradients that " \
+        "rounded to zero were updates it never made, and only a " \
+        "comparison with another run shows what they were worth. That " \
+        "silence is why fp16 is not trained without a scaler." \
+      : "It failed, and nothing in the run said so but the loss: " \
+        "without the scaler no step checks its gradients, none is " \
+        "skipped, and no scale moves the tail back into range.")
+if (!("fp8" in val))
+    macro("PrecRunFpEightVerdict", "This build" "\x27" "s trainer stops " \
+          "at 16 bits (Section~\\ref{sec:fp8}), so the figure has no " \
+          "fp8 line.")
+else if (!finite(val["fp8"]))
+    macro("PrecRunFpEightVerdict", "fp8 failed: its validation loss " \
+          "ended as " val["fp8"] ", not a number.")
+else
+    macro("PrecRunFpEightVerdict", sprintf("fp8 ended at %.4f, %s from " \
+          "fp32%ss: %s than the %.2g of bf16 and scaled fp16.", val["fp8"],
+          signed(val["fp8"] - val["fp32"]), "\x27",
+          (val["fp8"] - val["fp32"] > yard \
+           || val["fp8"] - val["fp32"] < -yard) ? "further" \
+          : "no further", yard))
+    }' "$work/losses.txt"
+awk -F, "$formats$common"'
+    function whole(x,   k) {
+        k = x < 0 ? -int(-x + 0.5) : int(x + 0.5)
+        if (x - k > 1e-9 || k - x > 1e-9) {
+            print "12-precision.sh: a floor is not a power of two" \
+                  > "/dev/stderr"
+            exit 1
+        }
+        return k
+    }
+    function below(kind, k,   e, n) {
+        for (e in hist) { split(e, key, SUBSEP)
+            if (key[1] == kind && key[2] + 0 < k) n += hist[e] }
+        return n / total[kind]
+    }
+    function from(kind, k,   e, n) { return 1 - below(kind, k) }
+    FILENAME ~ /limits/ {
+        if (FNR == 2) {
+            sub16 = whole($1); normal16 = whole($2); over16 = int($3) + 1
+            sub_bf = whole($4); normal_bf = whole($5); s = whole($6)
+            over_bf = int($7) + 1
+            u16 = whole($8); u_bf = whole($9); bits16 = $10; bits_bf = $11
+        }
+        next
+    }
+    FNR == 1 || $1 == "zero" { next }
+    {   e = $1 + 0
+        hist["param", e] = $2; hist["activation", e] = $3
+        total["param"] += $2; total["activation"] += $3
+        if ($2 + $3 > 0 && (lo == "" || e < lo)) lo = e
+        if ($2 + $3 > 0 && (hi == "" || e > hi)) hi = e }
+    END {
+        macro("PrecRunScaleExponent", s)
+        macro("PrecRunHalfSubnormal", sub16)
+        macro("PrecRunHalfNormal", normal16)
+        macro("PrecRunHalfOverflow", over16)
+        macro("PrecRunBfloatSubnormal", sub_bf)
+        macro("PrecRunBfloatNormal", normal_bf)
+        macro("PrecRunHalfRoundoff", u16)
+        macro("PrecRunHalfBits", small[bits16])
+        macro("PrecRunBfloatBits", small[bits_bf])
+        macro("PrecRunBfloatRoundoff", u_bf)
+        macro("PrecRunHalfOctaves", over16 - sub16)
+        macro("PrecRunBfloatOctaves", over_bf - sub_bf)
+        macro("PrecRunLowestExponent", lo)
+        macro("PrecRunHighestExponent", hi)
+        split("param activation", kinds, " ")
+        split("Param Activation", names, " ")
+        for (i = 1; i <= 2; i++) {
+            k = kinds[i]; n = names[i]
+            b[k] = below(k, sub16); bs[k] = below(k, sub16 - s)
+            o[k] = from(k, over16 - s)
+            macro("PrecRun" n "BelowSubnormal", pc(b[k]))
+            macro("PrecRun" n "BelowSubnormalScaled", pc(bs[k]))
+            macro("PrecRun" n "ToZero", pc(below(k, sub16 - 1)))
+            macro("PrecRun" n "BelowNormal", pc(below(k, normal16)))
+            macro("PrecRun" n "OverflowScaled", pc(o[k]))
+            bf += below(k, sub_bf)
+        }
+        macro("PrecRunBfloatRoom", count(lo - sub_bf))
+tail = b["param"] + b["activation"]; scaled = bs["param"] + bs["activation"]
+over = o["param"] + o["activation"]
+macro("PrecRunScaleVerdict", tail == 0 \
+      ? "No nonzero gradient of the first step lies below fp16" "\x27" \
+        "s smallest subnormal even unscaled: at this model" "\x27" "s " \
+        "size the scale has no tail to rescue." \
+      : scaled == 0 \
+      ? sprintf("Scaled by $2^{%d}$, not one nonzero element of either " \
+                "kind lies below fp16%ss smallest subnormal: the whole " \
+                "tail moves into range.", s, "\x27") \
+      : sprintf("Scaled by $2^{%d}$, the share below fp16%ss smallest " \
+                "subnormal falls from %s to %s for the parameters%s " \
+                "gradients and from %s to %s for the activations%s: " \
+                "the scale moves most of the tail into range, not all " \
+                "of it.", s, "\x27", pc(b["param"]), pc(bs["param"]),
+                "\x27", pc(b["activation"]), pc(bs["activation"]), "\x27"))
+macro("PrecRunOverflowVerdict", over == 0 \
+      ? sprintf("None reaches $2^{%d}$ once scaled, so the scale costs " \
+                "nothing at the top: the largest element, below " \
+                "$2^{%d}$, scales to below $2^{%d}$, under fp16%ss " \
+                "largest value.", over16, hi + 1, hi + 1 + s, "\x27") \
+      : sprintf("Once scaled, %s of the parameters%s gradients and %s of " \
+                "the activations%s reach $2^{%d}$ or more, beyond fp16%ss " \
+                "largest value: such a step overflows, and the scaler " \
+                "skips it and halves the scale.", pc(o["param"]), "\x27",
+                pc(o["activation"]), "\x27", over16, "\x27"))
+macro("PrecRunBfloatVerdict", bf == 0 \
+      ? sprintf("No element comes near bf16%ss floor: the smallest lies " \
+                "in the octave of $2^{%d}$, %s octaves above bf16%ss " \
+                "smallest subnormal, $2^{%d}$.", "\x27", lo,
+                count(lo - sub_bf), "\x27", sub_bf) \
+      : sprintf("Some elements lie below even bf16%ss smallest " \
+                "subnormal, $2^{%d}$: the smallest in the octave of " \
+                "$2^{%d}$.", "\x27", sub_bf, lo))
+    }' "$data/12-limits.csv" "$data/12-histogram.csv"
+awk -F, "$formats$common"'
+    FILENAME ~ /limits/ { if (FNR == 2) floor16 = -int(-$1 + 0.5) - 1
+                          next }
+    FNR == 1 { next }
+    {   k = FILENAME ~ /unscaled/ ? "fp16" : "fp32"
+        if ($1 == "zero") { zero[k, 1] = $2; zero[k, 2] = $3; next }
+        total[k, 1] += $2; total[k, 2] += $3
+        if ($1 + 0 < floor16) { lost[k, 1] += $2; lost[k, 2] += $3 } }
+    END {
+        split("Param Activation", names, " ")
+        for (i = 1; i <= 2; i++)
+            macro("PrecRunUnscaled" names[i] "Lost",
+                  pc((zero["fp16", i] + lost["fp16", i] - zero["fp32", i]) \
+                     / total["fp32", i]))
+    }' "$data/12-limits.csv" "$data/12-histogram.csv" \
+    "$data/12-histogram-fp16-unscaled.csv"
+f="$data/12-run-fp16.json"
+awk -F, -v window="$window" -v steps=$steps \
+    -v initial="$(field loss_scale_initial "$f")" \
+    -v final="$(field loss_scale_final "$f")" \
+    -v skipped="$(field loss_scale_skipped_steps "$f")" \
+    -v growths="$(field loss_scale_growths "$f")" \
+    -v table="$numbers/12-precision-scale.tex" "$formats$common"'
+    function power(x,   k) {       # 65536 as $2^{16}$, if it is one
+        k = int(log(x) / log(2) + 0.5)
+        return 2 ^ k == x ? sprintf("$2^{%d}$", k) : grouped(x)
+    }
+    NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
+    {   scale = $at["loss_scale"]
+        if (rows == 0 || scale != at_scale[rows]) {
+            rows++; at_scale[rows] = scale; first[rows] = $1
+        }
+        last[rows] = $1; skips[rows] += $at["skipped"]
+        if ($at["skipped"] == 1 && ++n_skipped <= 8)
+            skipped_list = skipped_list (n_skipped > 1 ? ", " : "") $1
+        else if ($at["skipped"] == 1 && n_skipped == 9)
+            skipped_list = skipped_list " and later"
+    }
+    END {
+        print "\\begin{tabular}{lrr}\n\\hline" > table
+        print "steps & loss scale & skipped \\\\\n\\hline" > table
+        for (i = 1; i <= rows; i++)
+            printf "%s & %s & %d \\\\\n", first[i] == last[i] ? first[i] \
+                   : first[i] "--" last[i], power(at_scale[i]),
+                   skips[i] > table
+        print "\\hline\n\\end{tabular}" > table
+        close(table)
+        macro("PrecRunScaleInitial", power(initial))
+        macro("PrecRunScaleFinal", power(final))
+        macro("PrecRunSkipped", count(skipped))
+        macro("PrecRunGrowths", count(growths))
+        macro("PrecRunWindow", grouped(window))
+        ended = sprintf("the scale ended at %s", power(final)) \
+              (growths > 0 ? sprintf(", after %s %s", count(growths),
+                                     growths == 1 ? "doubling" \
+                                     : "doublings") \
+              : window > steps ? sprintf(", and could not grow, since the " \
+                                         "window of %s clean steps that " \
+                                         "doubles it is longer than the run",
+                                         grouped(window)) : "")
+        macro("PrecRunScaleStory", skipped == 0 \
+              ? sprintf("No step overflowed in %s steps; %s.", steps,
+                        ended) \
+              : skipped == 1 \
+              ? sprintf("One step overflowed, step %s: it was skipped and " \
+                        "the scale halved; %s.", skipped_list, ended) \
+              : sprintf("%s steps overflowed (steps %s), each skipped and " \
+                        "each halving the scale; %s.",
+                        toupper(substr(count(skipped), 1, 1)) \
+                        substr(count(skipped), 2), skipped_list, ended))
+    }' "$data/12-log-fp16.csv"
+awk -F, -v table="$numbers/12-precision-bytes.tex" "$formats$common"'
+    function per(x) { return x == int(x) ? x : sprintf("%.3g", x) }
+    FILENAME ~ /conventions/ {
+        if (FNR == 1) { for (i = 1; i <= NF; i++) at[$i] = i; next }
+        key = $at["key"]
+        conv[key] = $at["weights"] " " $at["gradients"] " " \
+                    $at["master_weights"] " " $at["master_gradients"] " " \
+                    $at["optimizer"] " " $at["total"]
+        next
+    }
+    {   split($0, f, " "); run = f[1]; n = f[2]
+        held[run] = per(f[3] / n) " " per(f[4] / n) " " per(f[5] / n) " " \
+                    per(f[6] / n) " " per(f[7] / n) " " per(f[9])
+        buffers[run] = f[8]; order[++runs] = run }
+    END {
+        split("fp32:fp32 bf16:mixed fp16:mixed fp32-grads:fp32-grads",
+              pairs, " ")
+        for (i in pairs) { split(pairs[i], p, ":"); convention[p[1]] = p[2] }
+        label["fp32"] = "fp32"; label["bf16"] = "bf16"
+        label["fp16"] = "fp16"; label["fp32-grads"] = "bf16, fp32 gradients"
+        print "\\begin{tabular}{lrrrrrrlr}\n\\hline" > table
+        print " & \\multicolumn{6}{c}{held, bytes per parameter} & " \
+              "\\multicolumn{2}{c}{Part I" "\x27" "s convention} \\\\" > table
+        print "run & w & g & mw & mg & moments & total & name & total " \
+              "\\\\\n\\hline" > table
+        agree = 0
+        for (i = 1; i <= runs; i++) {
+            r = order[i]; c = convention[r]
+            split(held[r], h, " "); split(conv[c], k, " ")
+            row = label[r]
+            for (j = 1; j <= 6; j++) row = row " & " h[j]
+            printf "%s & %s & %s \\\\\n", row, c, k[6] > table
+            macro("PrecRunBytes" camel(r), h[6])
+            same = held[r] == conv[c]
+            agree += same
+            if (!same) differs = differs (differs == "" ? "" : "; ") \
+                sprintf("%s holds %s where %s counts %s", label[r],
+                        held[r], c, conv[c])
+        }
+        print "\\hline\n\\end{tabular}" > table
+        close(table)
+        macro("PrecRunBuffersBfSixteen",
+              sprintf("%.3g", buffers["bf16"] / 1e3) "~kB")
+        macro("PrecRunBytesVerdict", agree == runs \
+              ? "Each run holds, kind by kind, what its convention " \
+                "counts." \
+              : "Not every run holds what its convention counts: " \
+                differs ".")
+    }' "$data/12-conventions.csv" "$work/bytes.txt"
+awk -v cpu="$cpu" -v timed=$timed_steps -v repeats="$repeats" \
+    "$formats$common"'
+    function median(run,   i, j, x, v, k) {
+        k = n[run]
+        for (i = 1; i <= k; i++) v[i] = t[run, i]
+        for (i = 2; i <= k; i++)
+            for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+                x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
+            }
+        return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+    }
+    { t[$2, ++n[$2]] = $3; turn[$2, $1] = $3; turns[$1] = 1 }
+    END {
+        macro("PrecRunCpu", cpu); macro("PrecRunTimedSteps", timed)
+        macro("PrecRunRepeats", count(split(repeats, r, " ")))
+        for (run in n) macro("PrecRunStep" camel(run), duration(median(run)))
+        split("bf16 fp16", sixteen, " ")
+        for (i = 1; i <= 2; i++) {
+            x = sixteen[i]; lo[x] = hi[x] = ""
+            for (k in turns) {
+                q = turn[x, k] / turn["fp32", k]
+                if (lo[x] == "" || q < lo[x]) lo[x] = q
+                if (hi[x] == "" || q > hi[x]) hi[x] = q
+            }
+            ratio[x] = median(x) / median("fp32")
+            macro("PrecRunRatio" camel(x), sprintf("%.2f", ratio[x]))
+            macro("PrecRunRatio" camel(x) "Range",
+                  sprintf("%.2f--%.2f", lo[x], hi[x]))
+        }
+        macro("PrecRunCostVerdict", lo["bf16"] > 1 \
+              ? sprintf("On this CPU a bf16 step took %.2f times as long " \
+                        "as an fp32 step (%.2f to %.2f in the %s turns): " \
+                        "what the 16-bit format adds here is only work, " \
+                        "the conversions.", ratio["bf16"], lo["bf16"],
+                        hi["bf16"], count(split(repeats, r, " "))) \
+              : hi["bf16"] < 1 \
+              ? sprintf("On this CPU a bf16 step took only %.2f of an " \
+                        "fp32 step (%.2f to %.2f in the %s turns), though " \
+                        "it does the same fp32 arithmetic and more: " \
+                        "the smaller weights and gradients must have " \
+                        "saved more time in the memory than the " \
+                        "conversions cost.", ratio["bf16"], lo["bf16"],
+                        hi["bf16"], count(split(repeats, r, " "))) \
+              : sprintf("On this CPU a bf16 step and an fp32 step took " \
+                        "about as long: the ratio, %.2f, ranged from " \
+                        "%.2f to %.2f over the %s turns, across one, so " \
+                        "this machine cannot tell what the conversions " \
+                        "cost from its own noise.", ratio["bf16"],
+                        lo["bf16"], hi["bf16"],
+                        count(split(repeats, r, " "))))
+more = less = all = 0
+for (k in turns) {
+    all++
+    if (turn["fp16", k] > turn["bf16", k]) more++
+    if (turn["fp16", k] < turn["bf16", k]) less++
+}
+macro("PrecRunHalfVerdict", more == all \
+      ? "fp16 cost more than bf16 in every turn. bf16 is the top half " \
+        "of an fp32" "\x27" "s bits, so rounding to it is an addition " \
+        "and a shift; fp16 has an exponent of its own, and a number " \
+        "outside its normal range, such as a subnormal gradient, takes " \
+        "the slower, general way through the format" "\x27" "s " \
+        "fields." \
+      : less == all \
+      ? "fp16 cost less than bf16 in every turn, though its rounding " \
+        "has more to do: this machine" "\x27" "s noise, or its memory, " \
+        "decided the difference, not the conversions." \
+      : "The turns do not agree on which of fp16 and bf16 cost more.")
+    }' "$work/times.txt"
+} > "$numbers/12-precision.tex"

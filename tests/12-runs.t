@@ -1,0 +1,303 @@
+#!/usr/bin/perl
+# The measured precision (Chapter 12's Sections "One model in four
+# precisions" to "What it means"): every number the book prints from
+# code/runs/12-precision.sh is recomputed here from what the runs wrote
+# (the reports, the logs, the histogram), the formats' limits from the
+# formats tool, the bytes table against fleet memory --precisions, and
+# every sentence the script chose is the one the data choose.
+#
+# Nothing about speed is asserted: the cost's macros are checked to be the
+# medians and ratios of the timed runs, and its sentence to be the one
+# their range chooses.
+#
+# Run after `make`:  prove -v tests/12-runs.t
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FleetTest;
+use JSON::PP qw(decode_json);
+use List::Util qw(max sum);
+use POSIX qw(floor);
+use Test::More;
+
+my $root = root();
+my $numbers = "$root/build/numbers/12-precision.tex";
+my $data = "$root/build/data";
+plan skip_all => 'make has not run code/runs/12-precision.sh'
+    unless -f $numbers && -f "$data/12-run-fp32.json";
+my %m = %{ read_macros($numbers) };
+
+sub csv_rows {                 # a CSV with a header: a list of hashes
+    my ($path) = @_;
+    my @lines = split /\n/, slurp($path) // '';
+    my @head = split /,/, shift @lines // '';
+    return map { my @f = split /,/, $_, -1; +{ map { $head[$_] => $f[$_] }
+                                               0 .. $#head } } @lines;
+}
+sub report { return decode_json(slurp("$data/12-run-$_[0].json") // '{}') }
+sub finite { return defined $_[0] && $_[0] =~ /^[-+]?[\d.]+(e[-+]?\d+)?$/i }
+sub signed { return $_[0] < 0 ? sprintf('$-$%.2g', -$_[0])
+                              : sprintf('+%.2g', $_[0]) }
+sub pc {                       # a fraction as the script prints a percentage
+    my ($x) = @_;
+    return ($x == 0 ? '0' : $x < 1e-4 ? sprintf('%.2g', 100 * $x)
+            : sprintf('%.3g', 100 * $x)) . '\\,\\%';
+}
+
+my @runs = grep { -f "$data/12-run-$_.json" }
+           qw(fp32 bf16 fp16 fp16-unscaled fp8);
+my %camel = (fp32 => 'FpThirtyTwo', bf16 => 'BfSixteen',
+             fp16 => 'FpSixteen', 'fp16-unscaled' => 'FpSixteenUnscaled',
+             fp8 => 'FpEight', 'fp32-grads' => 'FpThirtyTwoGrads');
+my %report = map { $_ => report($_) } @runs, 'fp32-grads';
+
+# ------------------------------------------------------------ the runs ----
+my $fp32 = $report{fp32};
+is($report{$_}{precision}, $_ =~ s/-unscaled//r, "$_: the run's precision")
+    for @runs;
+for my $run (@runs) {
+    is($report{$run}{$_}, $fp32->{$_}, "$run: the same $_ as fp32")
+        for qw(params layers hidden seq batch vocab steps seed);
+}
+is($m{PrecRunParams}, grouped(minigpt_params(%$fp32)),
+   'the parameter count is the one the shapes give');
+is($m{PrecRunSteps}, $fp32->{steps}, 'the steps are the runs\'');
+
+# ---------------------------------------------------------- the losses ----
+my %val;
+for my $run (@runs) {
+    my @log = csv_rows("$data/12-log-$run.csv");
+    is(scalar @log, $fp32->{steps}, "$run: a log line per step");
+    my ($last) = grep { $_->{val_loss} ne '' } reverse @log;
+    $val{$run} = $report{$run}{val_loss};
+    if (finite($val{$run})) {
+        close_to($last->{val_loss}, $val{$run}, 1e-6,
+                 "$run: the log's last validation loss is the report's");
+        is($m{"PrecRunLoss$camel{$run}"}, sprintf('%.4f', $val{$run}),
+           "$run: the final loss the book prints");
+        is($m{"PrecRunDiff$camel{$run}"}, signed($val{$run} - $val{fp32}),
+           "$run: its difference from fp32")
+            unless $run eq 'fp32';
+    } else {
+        is($m{"PrecRunLoss$camel{$run}"}, 'not a number',
+           "$run: a loss that is not a number is said to be one");
+    }
+    # The figure's table holds the same validation losses.
+    my @curve = csv_rows("$data/12-val_loss.csv");
+    my ($column) = grep { /^\Q$run\E$/ || ($run eq 'fp16' && /scaled$/
+                          && !/unscaled/) || ($run eq 'fp16-unscaled'
+                          && /unscaled$/) } keys %{ $curve[0] // {} };
+    my %at = map { $_->{step} => $_->{val_loss} }
+             grep { $_->{val_loss} ne '' } @log;
+    my @wrong = grep { ($_->{$column // ''} // 'none') ne $at{$_->{step}} }
+                @curve;
+    ok(@curve && !@wrong, "$run: the figure's column is the log's "
+       . 'validation loss');
+}
+my $yard = max(abs($val{bf16} - $val{fp32}), abs($val{fp16} - $val{fp32}));
+is($m{PrecRunRoundingSpread}, sprintf('%.2g', $yard),
+   'the furthest bf16 or scaled fp16 ended from fp32');
+my $u = $val{'fp16-unscaled'};
+my $word = !finite($u) || $u >= $fp32->{unigram_entropy} ? 'failed'
+         : $u - $val{fp32} > $yard ? 'lagged' : 'kept up';
+is($m{PrecRunUnscaledWord}, $word,
+   "fp16 without loss scaling $word, as the losses say");
+like($m{PrecRunUnscaledVerdict}, qr/^Without loss scaling, fp16 \Q$word\E:/,
+     '... and the sentence says the same');
+like($m{PrecRunFpEightVerdict},
+     exists $report{fp8} ? qr/^fp8 / : qr/no fp8 line/,
+     'the fp8 sentence says whether fp8 ran');
+
+# ------------------------------------------------------- the gradients ----
+# The limits come from the formats tool, run here; an element lies below a
+# power of two 2^k exactly when its binary exponent is below k.
+my $ranges = decode_json((run("$root/build/bin/formats", '--ranges',
+                              '--json'))[1] || '{}');
+my %limit;
+$limit{$_->{format}} = $_ for @{ $ranges->{formats} // [] };
+ok($limit{fp16} && $limit{bf16}, 'formats --ranges gives fp16 and bf16');
+my $lg = sub { return log($_[0]) / log(2) };
+my $sub16 = sprintf '%.0f', $lg->($limit{fp16}{smallest_subnormal});
+my $normal16 = sprintf '%.0f', $lg->($limit{fp16}{smallest_normal});
+my $over16 = floor($lg->($limit{fp16}{largest})) + 1;
+my $sub_bf = sprintf '%.0f', $lg->($limit{bf16}{smallest_subnormal});
+my $scale = $report{fp16}{loss_scale}{initial};
+my $s = sprintf '%.0f', $lg->($scale);
+is($m{PrecRunHalfSubnormal}, $sub16, 'fp16\'s smallest subnormal');
+is($m{PrecRunHalfNormal}, $normal16, 'fp16\'s smallest normal');
+is($m{PrecRunBfloatSubnormal}, $sub_bf, 'bf16\'s smallest subnormal');
+is($m{PrecRunScaleExponent}, $s, 'the scale is the fp16 run\'s initial');
+is($m{PrecRunHalfOctaves}, $over16 - $sub16, 'fp16\'s window in octaves');
+my @small = qw(no one two three four five six seven eight nine ten eleven
+               twelve);
+is($m{PrecRunHalfBits}, $small[$limit{fp16}{significant_bits}],
+   'fp16\'s significant bits');
+is($m{PrecRunBfloatBits}, $small[$limit{bf16}{significant_bits}],
+   'bf16\'s significant bits');
+
+my (%count, %total, $lo, $hi);
+for my $row (csv_rows("$data/12-histogram.csv")) {
+    next if $row->{exponent} eq 'zero';
+    for my $kind (qw(param activation)) {
+        $count{$kind}{$row->{exponent}} = $row->{"${kind}_grads"};
+        $total{$kind} += $row->{"${kind}_grads"};
+    }
+    next unless $row->{param_grads} + $row->{activation_grads} > 0;
+    $lo = $row->{exponent} if !defined $lo || $row->{exponent} < $lo;
+    $hi = $row->{exponent} if !defined $hi || $row->{exponent} > $hi;
+}
+ok($total{param} > 0 && $total{activation} > 0,
+   'the histogram counts both kinds of gradient');
+my ($zeros) = grep { $_->{exponent} eq 'zero' }
+              csv_rows("$data/12-histogram.csv");
+is(($total{param} // 0) + ($zeros // {})->{param_grads}, $fp32->{params},
+   'the parameters\' histogram counts every parameter, once');
+sub below {
+    my ($kind, $k) = @_;
+    return sum(0, map { $count{$kind}{$_} } grep { $_ < $k }
+                  keys %{ $count{$kind} }) / $total{$kind};
+}
+is($m{PrecRunLowestExponent}, $lo, 'the lowest octave with a gradient');
+is($m{PrecRunHighestExponent}, $hi, 'the highest');
+my (%b, %bs, %o);
+for my $kind (qw(param activation)) {
+    my $name = ucfirst $kind;
+    $b{$kind} = below($kind, $sub16);
+    $bs{$kind} = below($kind, $sub16 - $s);
+    $o{$kind} = 1 - below($kind, $over16 - $s);
+    is($m{"PrecRun${name}BelowSubnormal"}, pc($b{$kind}),
+       "$kind gradients below fp16's smallest subnormal");
+    is($m{"PrecRun${name}BelowSubnormalScaled"}, pc($bs{$kind}),
+       '... and once scaled');
+    is($m{"PrecRun${name}ToZero"}, pc(below($kind, $sub16 - 1)),
+       '... below half of it, which rounds to zero');
+    is($m{"PrecRun${name}BelowNormal"}, pc(below($kind, $normal16)),
+       '... below its smallest normal');
+    is($m{"PrecRun${name}OverflowScaled"}, pc($o{$kind}),
+       '... above its largest value once scaled');
+}
+# The unscaled fp16 run's own first step: its zeros and the elements
+# below half of fp16's smallest subnormal, less fp32's zeros, over fp32's
+# nonzero elements.
+my (%zero16, %lost16);
+for my $row (csv_rows("$data/12-histogram-fp16-unscaled.csv")) {
+    for my $kind (qw(param activation)) {
+        my $n = $row->{"${kind}_grads"};
+        if ($row->{exponent} eq 'zero') { $zero16{$kind} = $n }
+        elsif ($row->{exponent} < $sub16 - 1) { $lost16{$kind} += $n }
+    }
+}
+for my $kind (qw(param activation)) {
+    is($m{'PrecRunUnscaled' . ucfirst($kind) . 'Lost'},
+       pc(($zero16{$kind} + ($lost16{$kind} // 0)
+           - $zeros->{"${kind}_grads"}) / $total{$kind}),
+       "$kind gradients the unscaled fp16 run lost in its first step");
+}
+my $tail = $b{param} + $b{activation};
+like($m{PrecRunScaleVerdict},
+     $tail == 0 ? qr/^No nonzero gradient/
+     : $bs{param} + $bs{activation} == 0 ? qr/not one nonzero element/
+     : qr/falls from/,
+     'the sentence on the tail is the one the counts choose');
+like($m{PrecRunOverflowVerdict},
+     $o{param} + $o{activation} == 0 ? qr/^None reaches/ : qr/^Once scaled/,
+     'the sentence on overflow too');
+my $bf = below('param', $sub_bf) + below('activation', $sub_bf);
+like($m{PrecRunBfloatVerdict}, $bf == 0 ? qr/^No element comes near/
+     : qr/^Some elements/, 'the sentence on bf16\'s floor too');
+
+# ----------------------------------------------------- the loss scale ----
+my @log16 = csv_rows("$data/12-log-fp16.csv");
+my $skipped = grep { $_->{skipped} == 1 } @log16;
+is($report{fp16}{loss_scale}{skipped_steps}, $skipped,
+   'the fp16 report counts the skipped steps its log marks');
+is($m{PrecRunSkipped}, $skipped <= 12 ? $small[$skipped] : grouped($skipped),
+   '... and the book prints that count');
+my @jumps = grep { my ($was, $now) = ($log16[$_ - 1]{loss_scale},
+                                      $log16[$_]{loss_scale});
+                   !($now == $was || $now == $was / 2 || $now == 2 * $was) }
+            1 .. $#log16;
+is_deeply([map { $log16[$_]{step} } @jumps], [],
+          'from step to step the scale held, halved or doubled');
+my $table = slurp("$root/build/numbers/12-precision-scale.tex") // '';
+my $rows = () = $table =~ /^\d+(?:--\d+)? & /mg;
+my $changes = grep { $_ > 0 && $log16[$_]{loss_scale}
+                     != $log16[$_ - 1]{loss_scale} } 0 .. $#log16;
+is($rows, $changes + 1, 'the table has a row per stretch at one scale');
+like($m{PrecRunScaleStory}, $skipped == 0 ? qr/^No step overflowed/
+     : $skipped == 1 ? qr/^One step overflowed, step $log16[(grep {
+       $log16[$_]{skipped} == 1 } 0 .. $#log16)[0]]{step}:/
+     : qr/^\w+ steps overflowed/, 'the story of the scale is the log\'s');
+
+# ----------------------------------------------------------- the bytes ----
+# Each run's bytes per parameter, kind by kind, against Part I's
+# convention: fp32 Adam, mixed precision twice, and the fp32 accumulator.
+my %convention;
+my (undef, $csv) = run("$root/build/bin/fleet", qw(memory --precisions
+                                                    --csv));
+my @lines = split /\n/, $csv // '';
+my @head = split /,/, shift @lines // '';
+for my $line (@lines) {
+    my @f = split /,/, $line;
+    my %row = map { $head[$_] => $f[$_] } 0 .. $#head;
+    $convention{$row{key}} = \%row;
+}
+my %wants = (fp32 => ['fp32', 16], bf16 => ['mixed', 16],
+             fp16 => ['mixed', 16], 'fp32-grads' => ['fp32-grads', 18]);
+my $bytes_table = slurp("$root/build/numbers/12-precision-bytes.tex") // '';
+for my $run (qw(fp32 bf16 fp16 fp32-grads)) {
+    my ($key, $total) = @{ $wants{$run} };
+    my $r = $report{$run};
+    my $n = $r->{params};
+    my %held = map { $_ => $r->{bytes_held}{$_} / $n }
+               qw(weights gradients master_weights master_gradients moments);
+    my $c = $convention{$key};
+    is($held{$_}, $c->{$_}, "$run: $_ per parameter, as $key counts them")
+        for qw(weights gradients master_weights master_gradients);
+    is($held{moments}, $c->{optimizer}, "$run: the moments, too");
+    is($r->{bytes_per_param}, $total, "$run holds $total bytes per parameter");
+    is($c->{total}, $total, "... which $key counts");
+    is($m{"PrecRunBytes$camel{$run}"}, $total, '... and the book prints');
+    my $row = join ' & ', map { $held{$_} } qw(weights gradients
+        master_weights master_gradients moments);
+    like($bytes_table, qr/ & \Q$row\E & $total & \Q$key\E & $total \\\\/,
+         "$run: its row in the table");
+}
+like($m{PrecRunBytesVerdict}, qr/^Each run holds/,
+     'the sentence says every run holds what its convention counts');
+
+# ------------------------------------------------------------ the cost ----
+my (%t, %turn);
+for my $line (split /\n/, slurp("$root/build/precision/times.txt") // '') {
+    my ($k, $run, $seconds) = split ' ', $line;
+    push @{ $t{$run} }, $seconds;
+    $turn{$k}{$run} = $seconds;
+}
+sub median {
+    my @v = sort { $a <=> $b } @_;
+    return @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;
+}
+for my $run (qw(bf16 fp16)) {
+    my $ratio = median(@{ $t{$run} }) / median(@{ $t{fp32} });
+    is($m{"PrecRunRatio$camel{$run}"}, sprintf('%.2f', $ratio),
+       "$run: the ratio of the median steps");
+    my @q = map { $turn{$_}{$run} / $turn{$_}{fp32} } keys %turn;
+    my ($low, $high) = (sort { $a <=> $b } @q)[0, -1];
+    is($m{"PrecRunRatio$camel{$run}Range"},
+       sprintf('%.2f--%.2f', $low, $high), '... and its range');
+    next unless $run eq 'bf16';
+    like($m{PrecRunCostVerdict}, $low > 1 ? qr/took [\d.]+ times as long/
+         : $high < 1 ? qr/took only/ : qr/about as long/,
+         'the sentence on the cost is the one the range chooses');
+}
+my @turns = keys %turn;
+my $more = grep { $turn{$_}{fp16} > $turn{$_}{bf16} } @turns;
+my $less = grep { $turn{$_}{fp16} < $turn{$_}{bf16} } @turns;
+like($m{PrecRunHalfVerdict}, $more == @turns ? qr/^fp16 cost more/
+     : $less == @turns ? qr/^fp16 cost less/ : qr/^The turns do not agree/,
+     'the sentence on fp16 against bf16 is the one every turn chooses');
+my $cpu = decode_json(slurp("$root/build/machine.json") // '{}')->{cpu};
+is($m{PrecRunCpu}, $cpu, 'the machine is the one build/machine.json names');
+
+done_testing();
