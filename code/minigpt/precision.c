@@ -433,8 +433,8 @@ int precision_verify(Model *m, const Language *lang, Settings *set,
     collect_state(set, STATE_GRADIENTS, got);
     double dloss = fabs(loss - loss_ref) / fabs(loss_ref);
     double dgrad = relative_norm(got, ref.grads_memory, N);
-    double loss_tolerance = format_gemm_tolerance(4 * L + 1, f);
-    double grad_tolerance = format_gemm_tolerance(8 * L + 3, f);
+    double loss_tolerance = format_gemm_tolerance(6 * L + 1, f);
+    double grad_tolerance = format_gemm_tolerance(12 * L + 3, f);
     int overflow = dp->mixed->overflow;
     int ok = !overflow && dloss <= loss_tolerance && dgrad <= grad_tolerance;
     model_free(&ref);
@@ -467,10 +467,10 @@ int precision_verify(Model *m, const Language *lang, Settings *set,
         if (overflow)
             fprintf(out.file, "verify: the %s gradient overflowed\n", name);
         fprintf(out.file, "verify: |dloss| / loss = %.3g (tolerance "
-                "(4L + 1)·2u = %.3g, %.2g of it)\n", dloss, loss_tolerance,
+                "(6L + 1)·2u = %.3g, %.2g of it)\n", dloss, loss_tolerance,
                 dloss / loss_tolerance);
         fprintf(out.file, "verify: |dgrad| / |grad| = %.3g (tolerance "
-                "(8L + 3)·2u = %.3g, %.2g of it): %s\n", dgrad,
+                "(12L + 3)·2u = %.3g, %.2g of it): %s\n", dgrad,
                 grad_tolerance, dgrad / grad_tolerance, ok ? "OK" : "FAIL");
     }
     if (output_commit(&out, "minigpt") != 0)
