@@ -1,4 +1,4 @@
-/* Tangled from chapters/12-precision.nw; edit the chapter, not this file. */
+/* Tangled from chapters/12-precision.nw and chapters/99gp-precision-plumbing.nw; edit the chapters, not this file. */
 #ifndef NUMBER_FORMATS_H
 #define NUMBER_FORMATS_H
 /* The number formats of Chapter 12, and rounding to them: round to
@@ -132,36 +132,6 @@ static inline HOST_DEVICE float float_from_bf16(uint16_t h)
     memcpy(&x, &bits, sizeof x);
     return x;
 }
-static inline HOST_DEVICE uint16_t fp16_from_float(float x)
-{
-    return (uint16_t)format_encode(x, FORMAT_FP16);
-}
-
-static inline HOST_DEVICE float float_from_fp16(uint16_t h)
-{
-    return format_decode(h, FORMAT_FP16);
-}
-
-static inline HOST_DEVICE uint8_t e4m3_from_float(float x)
-{
-    return (uint8_t)format_encode(x, FORMAT_E4M3);
-}
-
-static inline HOST_DEVICE float float_from_e4m3(uint8_t h)
-{
-    return format_decode(h, FORMAT_E4M3);
-}
-
-static inline HOST_DEVICE uint8_t e5m2_from_float(float x)
-{
-    return (uint8_t)format_encode(x, FORMAT_E5M2);
-}
-
-static inline HOST_DEVICE float float_from_e5m2(uint8_t h)
-{
-    return format_decode(h, FORMAT_E5M2);
-}
-
 /* The bits of x in format f (fp32: its own). */
 static inline HOST_DEVICE uint32_t format_bits_of(float x, NumberFormat f)
 {
@@ -194,6 +164,15 @@ static inline HOST_DEVICE float round_to_format(float x, NumberFormat f)
          : f == FORMAT_BF16 ? float_from_bf16(bf16_from_float(x))
          : f == FORMAT_FP16 ? fp16_round(x)
          : format_decode(format_encode(x, f), f);
+}
+static inline HOST_DEVICE uint16_t fp16_from_float(float x)
+{
+    return (uint16_t)format_encode(x, FORMAT_FP16);
+}
+
+static inline HOST_DEVICE float float_from_fp16(uint16_t h)
+{
+    return format_decode(h, FORMAT_FP16);
 }
 /* To first order, the relative error of a result that passes through
    `gemms` GEMMs whose inputs are rounded to format f: 2u each. */
