@@ -466,10 +466,10 @@ int precision_verify(Model *m, const Language *lang, Settings *set,
                 loss_scale_used(dp));
         if (overflow)
             fprintf(out.file, "verify: the %s gradient overflowed\n", name);
-        fprintf(out.file, "verify: |dloss| / loss = %.3g (tolerance "
+        fprintf(out.file, "verify: |dloss|/loss = %.3g (tolerance "
                 "(6L + 1)·2u = %.3g, %.2g of it)\n", dloss, loss_tolerance,
                 dloss / loss_tolerance);
-        fprintf(out.file, "verify: |dgrad| / |grad| = %.3g (tolerance "
+        fprintf(out.file, "verify: |dgrad|/|grad| = %.3g (tolerance "
                 "(12L + 3)·2u = %.3g, %.2g of it): %s\n", dgrad,
                 grad_tolerance, dgrad / grad_tolerance, ok ? "OK" : "FAIL");
     }
