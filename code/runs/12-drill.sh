@@ -1,4 +1,4 @@
-# Tangled from chapters/99gr-precision-drill.nw; edit the chapter, not this file.
+# Tangled from chapters/95-parallel-plumbing.nw and chapters/99gr-precision-drill.nw; edit the chapters, not this file.
 # usage: sh code/runs/12-drill.sh BUILD_DIR
 set -eu
 fleet="$1/bin/fleet"
@@ -46,22 +46,25 @@ per_param=$($fleet memory --precisions --csv |
             awk -F, '$1 == "mixed" { print $8 }')
 lean_per_param=$($fleet memory --precisions --csv |
                  awk -F, '$1 == "lean" { print $8 }')
+field() {        # the number at KEY (a path joined by _) in a JSON report
+    awk -v key="$1" '
+        { name = $1; gsub(/[":]/, "", name) }
+        $2 == "{" { path[++depth] = name; next }
+        /^ *}/    { depth--; next }
+        {   for (i = depth; i >= 1; i--) name = path[i] "_" name
+            if (name == key) { sub(/,$/, "", $2); print $2 } }' "$2"
+}
 # bytes_per_param PRECISION: what the trainer holds a parameter.
 bytes_per_param() {
-    $minigpt --precision "$1" --steps 1 --quiet --json |
-        awk -F'[:,]' '{ gsub(/ /, "", $1) }
-                      $1 == "\"bytes_per_param\"" { printf "%.6g\n", $2 }'
+    $minigpt --precision "$1" --steps 1 --quiet --json > "$tmp/$1.json"
+    printf '%.6g\n' "$(field bytes_per_param "$tmp/$1.json")"
 }
 trainer_float=$(bytes_per_param fp32)
 trainer_bf=$(bytes_per_param bf16)
 $minigpt --steps 1 --quiet --grad-histogram "$tmp/histogram.csv" \
     --json > "$tmp/step.json"
-field() {
-    awk -F'[:,]' -v k="\"$1\"" '{ gsub(/ /, "", $1) }
-        $1 == k { printf "%.17g\n", $2 }' "$tmp/step.json"
-}
-unigram=$(field unigram_entropy)
-bigram=$(field bigram_entropy)
+unigram=$(printf '%.17g' "$(field unigram_entropy "$tmp/step.json")")
+bigram=$(printf '%.17g' "$(field bigram_entropy "$tmp/step.json")")
 fp_min_normal=$(range fp16 smallest_normal)
 # below: gradients (of weights and activations) under fp16's smallest
 # normal, and under half its smallest subnormal, of all that are not 0.
