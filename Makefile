@@ -89,7 +89,8 @@ all:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory tangle
 	@$(MAKE) --no-print-directory -j2 programs
-	@$(MAKE) --no-print-directory book solutions $(B)/bin/minigpt-emulated \
+	@$(MAKE) --no-print-directory book solutions $(B)/drills.pdf \
+	  $(B)/bin/minigpt-emulated \
 	  $(if $(CUDA),$(GPU_BINS))
 
 # ------------------------------------------------------------------ deps ----
@@ -632,6 +633,13 @@ $(B)/solutions.pdf: solutions/solutions.tex chapters/preamble.tex chapters/bibli
                     $(wildcard solutions/[0-9]*.tex) $(SOLUTION_STAMPS) \
                     $(wildcard exercises/*.tex)
 	$(call latex,solutions/solutions.tex,solutions)
+
+# ---------------------------------------------------------------- drills ----
+# The drill sheet: a card a chapter (drills/NN-*.tex), its numbers the book's
+# own macros from the runs.
+$(B)/drills.pdf: drills/drills.tex chapters/preamble.tex \
+                 $(wildcard drills/[0-9]*.tex) $(RUN_STAMPS)
+	$(call latex,drills/drills.tex,drills)
 
 # ------------------------------------------------------------------ html ----
 # make html weaves the HTML edition, build/html/ (index.html first), from the
