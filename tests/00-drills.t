@@ -84,9 +84,10 @@ sub typed_numbers {
             push @bad, "'$numeral' in \$$math\$" unless $numeral =~ /^\d{1,2}$/;
         }
     }
-    $text =~ s/\b(?:1F1B|3D|Llama~3|GPT-3)\b//g;
-    $text =~ s/[A-Za-z]\d+//g while $text =~ /[A-Za-z]\d/;
-    $text =~ s/\b[Ss]tages?[~ ]\d(?:(?:, ?| and | or | to |--)\d)*//g;
+    # The digits allowed become #, so that what is left reads as it was.
+    $text =~ s/\b(1F1B|3D|Llama~3|GPT-3)\b/$1 =~ tr{0-9}{#}r/ge;
+    $text =~ s/([A-Za-z])(\d+)/$1 . ('#' x length $2)/ge;
+    $text =~ s/(\b[Ss]tages?[~ ]\d(?:(?:, ?| and | or | to |--)\d)*)/$1 =~ tr{0-9}{#}r/ge;
     while ($text =~ /(.{0,30})(\d[\d.,]*)(.{0,30})/sg) {
         my ($before, $numeral, $after) = ($1, $2, $3);
         (my $where = "$before\[$numeral\]$after") =~ s/\s+/ /g;
@@ -176,6 +177,50 @@ for my $i (0 .. $#cards) {
     cmp_ok($checked, '>=', 4, "$label: prints at least four of the book's numbers");
     is("@missing", '', "$label: the $checked numbers it prints are build/numbers' values")
       or diag "not on the page: @missing";
+}
+
+# The arithmetic the cards show, redone here from the inputs the cards
+# print and the facts a reader brings (eight GPUs a node, 86,400 s a day),
+# so that a number that drifted from its derivation fails even where the
+# card prints the macro faithfully.
+{
+    my %m = %{ macros_of(map { numbers_read(uncommented($_->{source})) } @cards) };
+    my $v = sub { my ($value) = printed_number($m{$_[0]}); return $value // 0 };
+    my $agrees = sub { macro_agrees(\%m, @_) };
+    my $PER_NODE = 8;
+    # Card 1: the floor.
+    my $static = $v->('FloorParams') * $v->('FloorBytesPerParam');
+    $agrees->('FloorStaticBytes', $static, 'card 1: the state, parameters x bytes');
+    my $gpus = round_up($static / $v->('FloorUsableBytesPerGpu'));
+    $agrees->('FloorGpusMin', $gpus, 'card 1: the GPUs that hold it');
+    $agrees->('FloorNodes', round_up($gpus / $PER_NODE), 'card 1: in whole nodes');
+    # Card 2: 6ND over the fleet's rate.
+    my $flops = 6 * $v->('FleetParams') * $v->('FleetTokens');
+    $agrees->('FleetFlops', $flops, 'card 2: 6ND');
+    my $rate = $v->('FleetGpus') * $v->('FleetPeakFlops') * $v->('FleetMfu') / 100;
+    $agrees->('FleetDays', $flops / $rate / 86400, 'card 2: the days on the fleet');
+    # Card 3: a GPU's FLOPs a step, 6NB/G.
+    $agrees->('DesignAFlopsPerGpuPerStep',
+              6 * $v->('DesignAParams') * $v->('DesignATokensPerStep') / $v->('DesignAGpus'),
+              'card 3: 6NB/G');
+    # Card 10: the bubble of p stages and m micro-batches.
+    my ($p, $mb) = ($v->('PipePp'), $v->('PipeMicroBatches'));
+    $agrees->('PipeBubble', 100 * ($p - 1) / ($mb + $p - 1), 'card 10: (p-1)/(m+p-1)');
+    $agrees->('PipeBubbleOverCompute', 100 * ($p - 1) / $mb, 'card 10: (p-1)/m');
+    # Card 13: the fleet's interval and Young's.
+    my $mtbi = $v->('FailDrillWindowDays') * 86400 / $v->('FailDrillInterruptions');
+    $agrees->('FailDrillMtbiSeconds', $mtbi, 'card 13: the window over the interruptions');
+    close_to($v->('FailDrillYoung'), sqrt(2 * $v->('FailDrillWrite') * $mtbi), 0.01,
+             "card 13: Young's interval, sqrt(2 delta M)");
+    close_to($v->('FailDrillBigMtbi'),
+             $mtbi * $v->('FailDrillGpus') / $v->('FailDrillBigGpus'), 0.01,
+             'card 13: four times the fleet, a quarter of the interval');
+    # Card 14: the all-to-all, 8kh bytes a token and layer.
+    my $bytes = 8 * $v->('ExpertDrillTopK') * $v->('ExpertDrillHidden');
+    $agrees->('ExpertDrillAlltoallBytes', $bytes, 'card 14: 8kh bytes');
+    my $ep = $v->('ExpertDrillEp');
+    $agrees->('ExpertDrillAlltoallLeaving', $bytes * ($ep - 1) / $ep,
+              'card 14: the share that leaves the GPU');
 }
 
 # The front page's numbers follow the same rules.
