@@ -1,8 +1,8 @@
 # Sizing the Fleet: the whole build.
 #
 #   make            install what is missing, tangle, build, run every chapter's
-#                   programs, draw the figures, weave build/book.pdf and
-#                   build/solutions.pdf
+#                   programs, draw the figures, weave build/book.pdf,
+#                   build/solutions.pdf and the drill sheet build/drills.pdf
 #   make test       the same, then the whole test-suite through prove
 #   make html       the same, then the HTML edition, build/html/index.html:
 #                   a page per chapter, with the same numbers and figures
@@ -718,7 +718,7 @@ test: all
 # that read the woven book, its solutions or the numbers the book's runs
 # wrote are left out: those files are not rewritten here.
 SANITIZE_TESTS := $(filter-out tests/00-book.t tests/00-times.t \
-                    $(wildcard tests/*-solutions*.t),$(wildcard tests/*.t))
+                    tests/00-drills.t $(wildcard tests/*-solutions*.t),$(wildcard tests/*.t))
 
 check-sanitize:
 	@$(MAKE) --no-print-directory deps
