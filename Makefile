@@ -718,7 +718,8 @@ test: all
 # that read the woven book, its solutions or the numbers the book's runs
 # wrote are left out: those files are not rewritten here.
 SANITIZE_TESTS := $(filter-out tests/00-book.t tests/00-times.t \
-                    tests/00-drills.t $(wildcard tests/*-solutions*.t),$(wildcard tests/*.t))
+                    tests/00-drills.t $(wildcard tests/*-solutions*.t),\
+                    $(wildcard tests/*.t))
 
 check-sanitize:
 	@$(MAKE) --no-print-directory deps
