@@ -304,6 +304,27 @@ LAB_BOOK := $(OBJ)
 LAB_BOOK64 := $(OBJ64)
 include exercises/labs/labs.mk
 
+# The handout, build/handout.tar.gz: one folder, fleet-labs/, that builds on
+# its own: every lab's skeleton, grader and lab.mk, the driver, the book's
+# code (code/, which the labs compile) and the exercises' statements (which
+# name each lab's chapter), with a Makefile (exercises/labs/handout.mk, the
+# book's flags filled in, without the sanitizers) and a README for an
+# instructor (exercises/labs/handout.md). No solution is in it.
+HANDOUT := $(B)/handout/fleet-labs
+HANDOUT_FILES = $(shell find code exercises/labs -type f \
+                  ! -name 'handout.m[dk]') $(wildcard exercises/[0-9]*.tex)
+HANDOUT_CFLAGS = $(filter-out -fsanitize=% -fno-omit-frame-pointer \
+                   -fno-sanitize-recover=%,$(CFLAGS))
+
+handout:
+	@rm -rf $(HANDOUT) && mkdir -p $(HANDOUT)
+	@cp --parents $(HANDOUT_FILES) $(HANDOUT)/
+	@sed -e 's|@CFLAGS@|$(HANDOUT_CFLAGS)|' -e 's|@FAST@|$(FAST)|' \
+	  exercises/labs/handout.mk > $(HANDOUT)/Makefile
+	@cp exercises/labs/handout.md $(HANDOUT)/README.md
+	@tar -czf $(B)/handout.tar.gz -C $(dir $(HANDOUT)) fleet-labs
+	@echo "handout: $(B)/handout.tar.gz, $(words $(LABS)) labs: $(LABS)"
+
 # OpenBLAS is only the yardstick of the benchmark; minigpt does not link it.
 $(B)/bin/matmul-bench: $(OBJ)/minigpt/bench.o $(OBJ)/minigpt/gemm.o \
                        $(OBJ)/minigpt/peak.o $(OBJ)/minigpt/rng.o $(COMMON_OBJ)
