@@ -7,8 +7,8 @@
 #                              from the skeleton exercises/labs/NAME/ the
 #                              first time
 #   make lab LAB=NAME WORK=DIR grade the lab's files in DIR instead (the
-#                              model solution: WORK=solutions/labs/NAME;
-#                              the untouched skeleton: WORK=exercises/labs/NAME)
+#                              model solution: WORK=solutions/labs/NAME; the
+#                              untouched skeleton: WORK=exercises/labs/NAME)
 #   make lab-NAME              the same as make lab LAB=NAME
 #
 # Grading runs the lab's own rule, lab-grade-NAME (its lab.mk), with

@@ -30,9 +30,12 @@ for n in 1 2 3 4; do
     status=$?
     if [ $n = 1 ]; then
         # "# memory copy C GB/s on one core (memcpy); fresh pages first
-        # touched at T GB/s"
-        sed -n 's/^# memory copy \([0-9.]*\) GB.*first touched at \([0-9.]*\) GB.*/{"complete": true, "memcpy_bytes_per_second": \1e9, "first_touch_bytes_per_second": \2e9}/p' \
-            "$dir/ranks-1.txt" > "$dir/machine.json"
+        # touched at T GB/s", as a machine file of those two figures
+        awk '/^# memory copy .* first touched at / {
+                printf "{\"complete\": true, \"memcpy_bytes_per_second\": "
+                printf "%se9, \"first_touch_bytes_per_second\": %se9}\n",
+                       $4, $(NF - 1)
+            }' "$dir/ranks-1.txt" > "$dir/machine.json"
         [ -s "$dir/machine.json" ] && machine="--machine $dir/machine.json"
     fi
     for op in allreduce reduce_scatter all_gather; do
