@@ -123,7 +123,7 @@ endef
 # Every root chunk names the file it produces, under code/ or figures/. The
 # first line of each tangled file names every chapter that contributes to it:
 # each chapter that defines a chunk the root reaches through its uses, in
-# chapter order. cpif rewrites a file only when its text changed, so that make
+# chapter order. A file is rewritten only when its text changed, so that make
 # rebuilds only what depends on it.
 tangle: $(B)/stamp/tangled
 
@@ -175,9 +175,14 @@ END {
 endef
 export TANGLE_SOURCES := $(value TANGLE_SOURCES)
 
+# The chapters are read into noweb's markup once, and each root is tangled
+# from that (notangle -R would read every chapter again for every file); a
+# file is copied only when its text changed, as cpif does.
 tangle-into:
-	@set -eo pipefail; \
-	$(NOWEB_LIB)/markup $(CHAPTERS) | awk "$$TANGLE_SOURCES" | \
+	@set -eo pipefail; marked=$$(mktemp); \
+	trap 'rm -f "$$marked" "$$marked.file"' EXIT; \
+	$(NOWEB_LIB)/markup $(CHAPTERS) > "$$marked"; \
+	awk "$$TANGLE_SOURCES" "$$marked" | \
 	while IFS=$$'\t' read -r root from count; do \
 	  case "$$root" in \
 	    code/*|figures/*) ;; \
@@ -189,8 +194,11 @@ tangle-into:
 	    *.c|*.h|*.cu) note="/* Tangled from $$from; edit the $$what, not this file. */" ;; \
 	    *)            note="# Tangled from $$from; edit the $$what, not this file." ;; \
 	  esac; \
-	  mkdir -p "$(DEST)/$$(dirname "$$root")"; \
-	  { echo "$$note"; notangle -R"$$root" $(CHAPTERS); } | cpif "$(DEST)/$$root"; \
+	  mkdir -p "$(DEST)/$${root%/*}"; \
+	  { echo "$$note"; $(NOWEB_LIB)/nt -R"$$root" < "$$marked"; } \
+	    > "$$marked.file"; \
+	  cmp -s "$$marked.file" "$(DEST)/$$root" \
+	    || cp "$$marked.file" "$(DEST)/$$root"; \
 	done
 
 # -------------------------------------------------------------- programs ----
