@@ -702,11 +702,16 @@ $(B)/html/index.html: $(B)/book.pdf $(HTML_FIGURES) $(wildcard tools/html/*)
 # that outnumber the cores together starve each other's ranks). --timer
 # prints each file's time, so that a slow one shows in the log.
 TEST_JOBS ?= 2
-SLOW_TESTS := $(wildcard tests/07-allreduce.t tests/06-solutions.t \
-                tests/08-sharded-state.t tests/10-figures.t \
-                tests/07-solutions.t tests/06-reference-input.t \
-                tests/11-hierarchical.t tests/09-tensor-parallel.t \
-                tests/11-mesh.t tests/11-buckets.t)
+SLOW_TESTS := $(wildcard tests/00-html.t tests/08-sharded-state.t \
+                tests/06-solutions.t tests/09-tensor-parallel.t \
+                tests/00-labs.t tests/07-allreduce.t \
+                tests/06-reference-input.t tests/11-mesh.t \
+                tests/10-figures.t tests/10-lab.t \
+                tests/00-tangle.t tests/11-hierarchical.t \
+                tests/10-schedule.t tests/09-lab.t \
+                tests/11-solutions.t tests/11-buckets.t \
+                tests/00-help.t tests/10-trace.t \
+                tests/07-solutions.t tests/09-cuda.t)
 
 test: all
 	@prove --timer -j$(TEST_JOBS) $(SLOW_TESTS) \
