@@ -125,7 +125,7 @@ endef
 # Every root chunk names the file it produces, under code/ or figures/. The
 # first line of each tangled file names every chapter that contributes to it:
 # each chapter that defines a chunk the root reaches through its uses, in
-# chapter order. cpif rewrites a file only when its text changed, so that make
+# chapter order. A file is rewritten only when its text changed, so that make
 # rebuilds only what depends on it.
 tangle: $(B)/stamp/tangled
 
@@ -177,9 +177,14 @@ END {
 endef
 export TANGLE_SOURCES := $(value TANGLE_SOURCES)
 
+# The chapters are read into noweb's markup once, and each root is tangled
+# from that (notangle -R would read every chapter again for every file); a
+# file is copied only when its text changed, as cpif does.
 tangle-into:
-	@set -eo pipefail; \
-	$(NOWEB_LIB)/markup $(CHAPTERS) | awk "$$TANGLE_SOURCES" | \
+	@set -eo pipefail; marked=$$(mktemp); \
+	trap 'rm -f "$$marked" "$$marked.file"' EXIT; \
+	$(NOWEB_LIB)/markup $(CHAPTERS) > "$$marked"; \
+	awk "$$TANGLE_SOURCES" "$$marked" | \
 	while IFS=$$'\t' read -r root from count; do \
 	  case "$$root" in \
 	    code/*|figures/*) ;; \
@@ -191,8 +196,11 @@ tangle-into:
 	    *.c|*.h|*.cu) note="/* Tangled from $$from; edit the $$what, not this file. */" ;; \
 	    *)            note="# Tangled from $$from; edit the $$what, not this file." ;; \
 	  esac; \
-	  mkdir -p "$(DEST)/$$(dirname "$$root")"; \
-	  { echo "$$note"; notangle -R"$$root" $(CHAPTERS); } | cpif "$(DEST)/$$root"; \
+	  mkdir -p "$(DEST)/$${root%/*}"; \
+	  { echo "$$note"; $(NOWEB_LIB)/nt -R"$$root" < "$$marked"; } \
+	    > "$$marked.file"; \
+	  cmp -s "$$marked.file" "$(DEST)/$$root" \
+	    || cp "$$marked.file" "$(DEST)/$$root"; \
 	done
 
 # -------------------------------------------------------------- programs ----
@@ -635,11 +643,16 @@ $(B)/html/index.html: $(B)/book.pdf $(HTML_FIGURES) $(wildcard tools/html/*)
 # that outnumber the cores together starve each other's ranks). --timer
 # prints each file's time, so that a slow one shows in the log.
 TEST_JOBS ?= 2
-SLOW_TESTS := $(wildcard tests/07-allreduce.t tests/06-solutions.t \
-                tests/08-sharded-state.t tests/10-figures.t \
-                tests/07-solutions.t tests/06-reference-input.t \
-                tests/11-hierarchical.t tests/09-tensor-parallel.t \
-                tests/11-mesh.t tests/11-buckets.t)
+SLOW_TESTS := $(wildcard tests/00-html.t tests/08-sharded-state.t \
+                tests/06-solutions.t tests/09-tensor-parallel.t \
+                tests/00-labs.t tests/07-allreduce.t \
+                tests/06-reference-input.t tests/11-mesh.t \
+                tests/10-figures.t tests/10-lab.t \
+                tests/00-tangle.t tests/11-hierarchical.t \
+                tests/10-schedule.t tests/09-lab.t \
+                tests/11-solutions.t tests/11-buckets.t \
+                tests/00-help.t tests/10-trace.t \
+                tests/07-solutions.t tests/09-cuda.t)
 
 test: all
 	@prove --timer -j$(TEST_JOBS) $(SLOW_TESTS) \

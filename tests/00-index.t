@@ -16,6 +16,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
+use File::Temp ();
 use Test::More;
 
 my %KEYWORD = map { $_ => 1 } qw(
@@ -172,9 +173,19 @@ my @c_roots = grep { /\.(?:c|h|cu)$/ } map { /^<<(.*)>>$/ ? $1 : () }
               split /\n/, $roots;
 ok(@c_roots >= 10, 'the chapters tangle into C files (' . @c_roots . ')');
 
+# Each C file with line markers, as notangle -L tangles it: noweb's markup of
+# the chapters (with tabs kept, -t), read once, and nt on it for each root.
+my ($noweb_lib) = (slurp(`command -v noroots` =~ s/\s+$//r) // '')
+                  =~ /^LIB=(\S+)/m;
+$noweb_lib //= '/usr/lib/noweb';
+my $marked = File::Temp->new;
+($status) = run({ stdout => "$marked" }, "$noweb_lib/markup", '-t', @chapters);
+is($status, 0, 'the chapters read into noweb\'s markup');
+open(my $saved_stdin, '<&', \*STDIN) or die "stdin: $!";
 my (%declared, %inner, %local, %code, %tangled, %root_of);
 for my $file (@c_roots) {
-    my ($st, $text, $err) = run('notangle', '-L', "-R$file", @chapters);
+    open(STDIN, '<', "$marked") or die "$marked: $!";
+    my ($st, $text, $err) = run("$noweb_lib/nt", '-t', '-L', "-R$file");
     is($st, 0, "$file tangles with line markers") or diag $err;
     {
         my ($at_file, $line) = ('?', 0);
@@ -192,6 +203,7 @@ for my $file (@c_roots) {
     @tokens = grep { $_->[0] ne '' } @tokens;
     file_scope_names(\@tokens, \%declared, \%inner, \%local, \%code);
 }
+open(STDIN, '<&', $saved_stdin) or die "stdin: $!";
 
 # The code chunks, each with its lines, and the %def lines, each with the
 # chunk above it.

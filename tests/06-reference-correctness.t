@@ -124,7 +124,8 @@ my $dir = tempdir(CLEANUP => 1);
 
 # ---------------------------------------------------------- determinism --
 {
-    my @train = (qw(--quiet --steps 30), minigpt_flags(%tiny));
+    my @train = (qw(--quiet --steps 30), minigpt_flags(%tiny),
+                 '--machine', root() . '/build/machine.json');
     my @s = map { (run($minigpt, @train, '--save', "$dir/det$_.ckpt"))[0] } 1, 2;
     is_deeply(\@s, [0, 0], 'two identical runs succeed');
     is(-s "$dir/det1.ckpt/rank00000.shard",
