@@ -16,6 +16,7 @@ lab-grade-activations:
 	  -o $(LAB_OUT)/layer_bytes.o
 	@$(CC) $(CFLAGS) $(LAB_ACTIVATIONS_FLAGS) \
 	  -c exercises/labs/activations/grade.c -o $(LAB_OUT)/grade.o
-	@$(CC) -Wl,--gc-sections $(addprefix $(LAB_OUT)/,grade.o layer_bytes.o \
-	  activations.o) $(LDLIBS) -o $(LAB_OUT)/grade
+	@$(CC) $(CFLAGS) -Wl,--gc-sections \
+	  $(addprefix $(LAB_OUT)/,grade.o layer_bytes.o activations.o) \
+	  $(LDLIBS) -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade

@@ -18,6 +18,7 @@ lab-grade-fleet-size:
 	  -o $(LAB_OUT)/fleet_size.o
 	@$(CC) $(CFLAGS) $(LAB_FLEET_SIZE_FLAGS) \
 	  -c exercises/labs/fleet-size/grade.c -o $(LAB_OUT)/grade.o
-	@$(CC) -Wl,--gc-sections $(addprefix $(LAB_OUT)/,grade.o fleet_size.o \
-	  compute.o memory.o) $(LDLIBS) -o $(LAB_OUT)/grade
+	@$(CC) $(CFLAGS) -Wl,--gc-sections \
+	  $(addprefix $(LAB_OUT)/,grade.o fleet_size.o compute.o memory.o) \
+	  $(LDLIBS) -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade

@@ -21,6 +21,6 @@ lab-grade-layout:
 	  -o $(LAB_OUT)/traffic.o
 	@$(CC) $(CFLAGS) $(LAB_LAYOUT_FLAGS) -c exercises/labs/layout/grade.c \
 	  -o $(LAB_OUT)/grade.o
-	@$(CC) -Wl,--gc-sections $(LAB_OUT)/grade.o $(LAB_OUT)/traffic.o \
+	@$(CC) $(CFLAGS) -Wl,--gc-sections $(LAB_OUT)/grade.o $(LAB_OUT)/traffic.o \
 	  $(LAB_OUT)/book/*.o $(LDLIBS) -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade

@@ -14,6 +14,6 @@ lab-grade-memory-floor:
 	@$(CC) $(CFLAGS) -Icode/common -Icode/fleet -Iexercises/labs/common \
 	  -Iexercises/labs/memory-floor \
 	  -c exercises/labs/memory-floor/grade.c -o $(LAB_OUT)/grade.o
-	@$(CC) -Wl,--gc-sections $(LAB_OUT)/grade.o $(LAB_OUT)/floor.o \
+	@$(CC) $(CFLAGS) -Wl,--gc-sections $(LAB_OUT)/grade.o $(LAB_OUT)/floor.o \
 	  $(LAB_OUT)/memory.o $(LDLIBS) -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade

@@ -18,6 +18,7 @@ lab-grade-step-time:
 	  -o $(LAB_OUT)/ring_time.o
 	@$(CC) $(CFLAGS) $(LAB_STEP_TIME_FLAGS) \
 	  -c exercises/labs/step-time/grade.c -o $(LAB_OUT)/grade.o
-	@$(CC) -Wl,--gc-sections $(addprefix $(LAB_OUT)/,grade.o ring_time.o \
-	  collectives.o memory.o) $(LDLIBS) -o $(LAB_OUT)/grade
+	@$(CC) $(CFLAGS) -Wl,--gc-sections \
+	  $(addprefix $(LAB_OUT)/,grade.o ring_time.o collectives.o memory.o) \
+	  $(LDLIBS) -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade
