@@ -71,8 +71,8 @@ ok(-s $solutions, 'build/solutions.pdf was woven') or BAIL_OUT('no solutions');
 my @titles = ('other fabrics', 'the bubble and the micro-batches',
               'interleaving', 'TP16 across two nodes', 'ten trillion tokens',
               'a mixture of experts at the same memory', 'an open design',
-              'latency');
-for my $n (1 .. 8) {
+              'latency', 'traffic in code');
+for my $n (1 .. @titles) {
     my $title = $titles[$n - 1];
     like($flat, qr/Exercise 5\.$n: \Q$title\E/,
          "the solutions volume has exercise 5.$n");
