@@ -99,7 +99,7 @@ my ($L, $C) = @tiny{qw(layers hidden)};
 {
     my ($status, $out) = run($minigpt, @tiny, qw(--verify --precision fp8));
     is($status, 0, '--verify --precision fp8 passes');
-    like($out, qr{\|dgrad\|/\|grad\| = \S+ .*: OK}, '... and prints the '
+    like($out, qr{\|dgrad\|/\|grad\| = \S+ .*: OK}s, '... and prints the '
          . 'gradient\'s difference');
     my ($u, $u4, $u5) = (2**-8, 2**-4, 2**-3);
     my $v = json_of($minigpt, @tiny, qw(--verify --precision fp8));
