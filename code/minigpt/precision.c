@@ -194,7 +194,7 @@ static void fp8_output_gradient(const Model *m, real *x, size_t n)
     }
 }
 /* Does x lie in the n numbers from start? */
-static int within(const real *x, const real *start, size_t n)
+static int lies_in(const real *x, const real *start, size_t n)
 {
     uintptr_t at = (uintptr_t)x, from = (uintptr_t)start;
     return at >= from && at < from + n * sizeof(real);
@@ -205,8 +205,9 @@ static int linear_input(const Model *m, const real *x)
     const Activations *a = &m->acts;
     size_t L = (size_t)m->config.layers;
     size_t BTC = (size_t)m->batch * m->config.seq * m->config.hidden;
-    return within(x, a->ln1, L * BTC) || within(x, a->atty, L * BTC)
-        || within(x, a->ln2, L * BTC) || within(x, a->fch_gelu, 4 * L * BTC);
+    return lies_in(x, a->ln1, L * BTC) || lies_in(x, a->atty, L * BTC)
+        || lies_in(x, a->ln2, L * BTC)
+        || lies_in(x, a->fch_gelu, 4 * L * BTC);
 }
 void model_round(const Model *m, real *x, size_t n)
 {
