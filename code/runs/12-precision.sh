@@ -460,7 +460,7 @@ awk -F, -v table="$numbers/12-precision-bytes.tex" -v params="$(field \
             if (r == "fp8") {
                 eight = h[1]; eight_total = h[6]
                 eight_convention = k[6]; eight_convention_weights = k[1]
-                continue                 /* below, in a sentence of its own */
+                continue                 # in a sentence of its own, below
             }
             same = held[r] == conv[c]
             agree += same
