@@ -473,8 +473,8 @@ awk -F, -v table="$numbers/12-precision-bytes.tex" -v params="$(field \
         macro("PrecRunBuffersBfSixteen",
               sprintf("%.3g", buffers["bf16"] / 1e3) "~kB")
         macro("PrecRunBytesVerdict", agree == runs - ("fp8" in held) \
-              ? "Each run holds, kind by kind, what its convention " \
-                "counts." \
+              ? "Each run but fp8 holds, kind by kind, what its " \
+                "convention counts." \
               : "Not every run holds what its convention counts: " \
                 differs ".")
         share = 12 * layers * hidden * hidden / params  # the E4M3 matrices
