@@ -56,6 +56,9 @@ my @cases = (
     [e4m3 => 0.01, 0.05, -3, 2000],           # one outlier
     [e4m3 => 448, -1, 0.5],                   # already at the largest
     [e4m3 => 449, 1e-3],                      # just past it: one step down
+    [e4m3 => 448, 1.0625, 1.1875, -1.0625,    # ties at scale 1, to even,
+           3 * 2**-10, 5 * 2**-10, 2**-10],   # ... among the subnormals too
+    [e5m2 => 57344, 1.125, 1.375, 3 * 2**-17, 2**-17],
     [e5m2 => 1e-9, 3e-7, -2e-4],              # gradients, scaled up
     [e5m2 => 57344, 1],
     [e4m3 => map { (rand() - 0.5) * 10**(4 * rand() - 2) } 1 .. 200],
