@@ -304,7 +304,7 @@ sub median {
     my @v = sort { $a <=> $b } @_;
     return @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;
 }
-for my $run (qw(bf16 fp16)) {
+for my $run (qw(bf16 fp16 fp8)) {
     my $ratio = median(@{ $t{$run} }) / median(@{ $t{fp32} });
     is($m{"PrecRunRatio$camel{$run}"}, sprintf('%.2f', $ratio),
        "$run: the ratio of the median steps");

@@ -123,14 +123,14 @@ $(field bytes_held_buffers "$f") $(field bytes_per_param "$f")"
 done > "$work/bytes.txt"
 timed_steps=40 repeats="1 2 3 4 5"
 for k in $repeats; do
-    for run in fp32 bf16 fp16; do
+    for run in fp32 bf16 fp16 fp8; do
         mpiexec -bind-to core -n 1 "$bin/minigpt" --machine "$machine" \
             $(flags_of $run) --steps $timed_steps --eval-every 1000 \
             --quiet --json --output "$work/time-$run-$k.json"
     done
 done
 for k in $repeats; do
-    for run in fp32 bf16 fp16; do
+    for run in fp32 bf16 fp16 fp8; do
         echo "$k $run $(field step_seconds_median "$work/time-$run-$k.json")"
     done
 done > "$work/times.txt"
@@ -505,8 +505,8 @@ awk -v cpu="$cpu" -v timed=$timed_steps -v repeats="$repeats" \
         macro("PrecRunCpu", cpu); macro("PrecRunTimedSteps", timed)
         macro("PrecRunRepeats", count(split(repeats, r, " ")))
         for (run in n) macro("PrecRunStep" camel(run), duration(median(run)))
-        split("bf16 fp16", sixteen, " ")
-        for (i = 1; i <= 2; i++) {
+        split("bf16 fp16 fp8", sixteen, " ")
+        for (i = 1; i <= 3; i++) {
             x = sixteen[i]; lo[x] = hi[x] = ""
             for (k in turns) {
                 q = turn[x, k] / turn["fp32", k]
