@@ -82,9 +82,10 @@ my $N = 100e9;
 agrees('PrecDrillMixedBytes', 16 * $N, 'mixed: 16 N');
 agrees('PrecDrillFloatBytes', 16 * $N, 'fp32: 16 N too');
 agrees('PrecDrillLeanBytes', 10 * $N, 'lean: 10 N');
-agrees('PrecDrillEightBytes', 14 * $N, '8-bit weights and gradients: 14 N');
+agrees('PrecDrillEightBytes', 15 * $N, 'fp8: 8-bit weights, bf16 '
+       . 'gradients, 1 + 2 + 4 + 8 = 15 bytes a parameter');
 agrees('PrecDrillOptimizerShare', 100 * 12 / 16, 'fp32 state is 12 of 16');
-agrees('PrecDrillEightSaving', 100 * 2 / 16, '8 bits save 2 of 16');
+agrees('PrecDrillEightSaving', 100 * 1 / 16, '8-bit weights save 1 of 16');
 is($macro{PrecDrillFpThirtyTwoState}, 12, '12 bytes of fp32 state');
 is($macro{PrecDrillMixedPerParam}, 16, '16 bytes');
 is($macro{PrecDrillLeanPerParam}, 10, '10 bytes lean');
@@ -102,9 +103,12 @@ agrees('PrecDrillSkipShare', 100 / 2001, 'at most one skip in 2,001 steps');
 # The trainer's numbers, from runs of its own.
 my @machine = ('--machine', "$root/build/machine.json", '--steps', 1, '--quiet');
 my %bytes = map { $_ => json_of($minigpt, @machine, '--precision', $_)->{bytes_per_param} }
-            qw(fp32 bf16);
+            qw(fp32 bf16 fp8);
 agrees('PrecDrillTrainerFloat', $bytes{fp32}, "the trainer's fp32 bytes");
 agrees('PrecDrillTrainerBf', $bytes{bf16}, "its bf16 bytes");
+agrees('PrecDrillTrainerEight', $bytes{fp8}, "its fp8 bytes");
+cmp_ok($bytes{fp8}, '>', 15, 'fp8 holds more than the convention\'s 15: '
+       . 'its embeddings and head stay in bf16');
 is($bytes{bf16}, 16, "bf16 holds the convention's 16 bytes");
 my $dir = tempdir(CLEANUP => 1);
 my $step = json_of($minigpt, @machine, '--grad-histogram', "$dir/h.csv");

@@ -105,9 +105,11 @@ is($m{PrecRunUnscaledWord}, $word,
    "fp16 without loss scaling $word, as the losses say");
 like($m{PrecRunUnscaledVerdict}, qr/^Without loss scaling, fp16 \Q$word\E:/,
      '... and the sentence says the same');
-like($m{PrecRunFpEightVerdict},
-     exists $report{fp8} ? qr/^fp8 / : qr/no fp8 line/,
-     'the fp8 sentence says whether fp8 ran');
+ok(exists $report{fp8}, 'fp8 ran');
+my $eight = finite($val{fp8}) && abs($val{fp8} - $val{fp32}) > $yard
+          ? 'further' : 'no further';
+like($m{PrecRunFpEightVerdict}, qr/^fp8 ended at .*: \Q$eight\E than/,
+     "the fp8 sentence: $eight from fp32 than the 16-bit runs");
 
 # ------------------------------------------------------- the gradients ----
 # The limits come from the formats tool, run here; an element lies below a
@@ -264,8 +266,32 @@ for my $run (qw(fp32 bf16 fp16 fp32-grads)) {
     like($bytes_table, qr/ & \Q$row\E & $total & \Q$key\E & $total \\\\/,
          "$run: its row in the table");
 }
-like($m{PrecRunBytesVerdict}, qr/^Each run holds/,
+like($m{PrecRunBytesVerdict}, qr/^Each run but fp8 holds/,
      'the sentence says every run holds what its convention counts');
+# fp8: E4M3 for the blocks' four matrices (12 L C^2 numbers) with a 4-byte
+# scale each, bf16 for the other weights and the gradients; its convention
+# is 1 + 2 + 4 + 8, from the formats' bits.
+{
+    my $r = $report{fp8};
+    my ($n, $L, $C) = @{$r}{qw(params layers hidden)};
+    my $n8 = 12 * $L * $C * $C;
+    is($r->{bytes_held}{weights}, $n8 + 2 * ($n - $n8) + 16 * $L,
+       'fp8: the weights held, counted from the shapes');
+    is($r->{bytes_held}{gradients}, 2 * $n, 'fp8: bf16 gradients');
+    my $held = ($r->{bytes_held}{weights} + $r->{bytes_held}{gradients}
+                + $r->{bytes_held}{master_weights}
+                + $r->{bytes_held}{moments}) / $n;
+    close_to($r->{bytes_per_param}, $held, 1e-12, 'fp8: bytes_per_param');
+    is($m{PrecRunBytesFpEight}, sprintf('%.3g', $held),
+       '... and the book prints it');
+    is($m{PrecRunBytesEightShare}, pc($n8 / $n),
+       'the share of the parameters in E4M3');
+    like($m{PrecRunBytesEightVerdict}, qr/^fp8\ holds\ \Q$m{PrecRunBytesFpEight}\E
+         \ bytes\ a\ parameter\ where\ its\ convention\ counts\ 15:/x,
+         'the fp8 sentence names what it holds and the convention');
+    like($bytes_table, qr/^fp8 & .* & fp8 & 15 \\\\/m,
+         'fp8: its row in the table');
+}
 
 # ------------------------------------------------------------ the cost ----
 my (%t, %turn);
@@ -278,7 +304,7 @@ sub median {
     my @v = sort { $a <=> $b } @_;
     return @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;
 }
-for my $run (qw(bf16 fp16)) {
+for my $run (qw(bf16 fp16 fp8)) {
     my $ratio = median(@{ $t{$run} }) / median(@{ $t{fp32} });
     is($m{"PrecRunRatio$camel{$run}"}, sprintf('%.2f', $ratio),
        "$run: the ratio of the median steps");

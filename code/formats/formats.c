@@ -69,6 +69,52 @@ static void print_values(FILE *out, const float *numbers, int count,
     if (json)
         json_list_end(out);
 }
+static void print_tensor(FILE *out, const float *numbers, int count,
+                         NumberFormat f, Option *options)
+{
+    int json = option_given(options, "--json");
+    int csv = option_given(options, "--csv");
+    int plain = !json && !csv && !report_requested(options);
+    float amax = 0;
+    for (int i = 0; i < count; i++)
+        amax = fmaxf(amax, fabsf(numbers[i]));
+    float scale = option_given(options, "--scale")
+                ? (float)option_number(options, "--scale")
+                : format_tensor_scale(amax, f);
+    static char text[3][16];                     /* non-finite values */
+    if (plain)
+        fprintf(out, "%s tensor of %d: largest magnitude %.9g, scale %.9g"
+                "\n  %-16s %-16s %-16s %s\n", f == FORMAT_E4M3 ? "e4m3"
+                : "e5m2", count, amax, scale, "x", "scaled, rounded",
+                "held", "relative error");
+    if (json)
+        json_list_begin(out, "values");
+    for (int i = 0; i < count; i++) {
+        float x = numbers[i];
+        float scaled = format_round_scaled(x, scale, f);
+        float held = scaled / scale;
+        float error = x == 0 || !isfinite(x) ? 0
+                    : (float)(fabs((double)held - x) / fabs((double)x));
+        Report r = { .count = 0 };
+        report_add(&r, "amax", FIELD_REAL, amax);
+        report_add(&r, "scale", FIELD_REAL, scale);
+        add_number(&r, "x", x, text[0], sizeof text[0]);
+        add_number(&r, "scaled", scaled, text[1], sizeof text[1]);
+        add_number(&r, "held", held, text[2], sizeof text[2]);
+        report_add(&r, "relative_error", FIELD_REAL, error);
+        if (plain)
+            fprintf(out, "  %-16.9g %-16.9g %-16.9g %.2g\n", x, scaled,
+                    held, error);
+        else if (json)
+            json_list_item(out, &r, i);
+        else if (csv)
+            print_csv_row(out, &r, i == 0);
+        else
+            print_report(out, &r, options);
+    }
+    if (json)
+        json_list_end(out);
+}
 static void print_ranges(FILE *out, Option *options)
 {
     Report r = { .count = 0 };
@@ -130,6 +176,11 @@ int main(int argc, char **argv)
         { "--ranges", OPT_SWITCH, 0, "print each format's largest finite, "
           "smallest normal and smallest subnormal number, unit roundoff and "
           "bits", 0, NULL, 0 },
+        { "--tensor", OPT_NAME, 0, "e4m3 or e5m2: round the numbers as "
+          "one tensor with its own scale, as minigpt --precision fp8 "
+          "does", 0, NULL, 0 },
+        { "--scale", OPT_NUMBER, 1e38, "with --tensor: this scale instead "
+          "of the tensor's own (a stale scale saturates)", 0, NULL, 0 },
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }
     };
@@ -143,7 +194,9 @@ int main(int argc, char **argv)
         if (strncmp(argv[i], "--", 2) == 0) {
             flags[nflags++] = argv[i];
             if ((strcmp(argv[i], "--output") == 0
-                 || strcmp(argv[i], "--latex") == 0) && i + 1 < argc)
+                 || strcmp(argv[i], "--latex") == 0
+                 || strcmp(argv[i], "--tensor") == 0
+                 || strcmp(argv[i], "--scale") == 0) && i + 1 < argc)
                 flags[nflags++] = argv[++i];
             continue;
         }
@@ -161,9 +214,22 @@ int main(int argc, char **argv)
     if (status != 0)
         return status == 1 ? 0 : status;
     int ranges = option_given(options, "--ranges");
+    const char *tensor = option_text(options, "--tensor");
+    NumberFormat eight = tensor == NULL ? FORMAT_FP32
+                       : strcmp(tensor, "e4m3") == 0 ? FORMAT_E4M3
+                       : strcmp(tensor, "e5m2") == 0 ? FORMAT_E5M2
+                       : FORMAT_FP32;
     if (ranges == (count > 0)) {
         complain(command, ranges ? "--ranges takes no numbers"
                                  : "give numbers to round, or --ranges");
+        return 2;
+    }
+    if ((tensor != NULL && eight == FORMAT_FP32)
+        || (tensor == NULL && option_given(options, "--scale"))
+        || (tensor != NULL && ranges)) {
+        complain(command, tensor == NULL ? "--scale is for --tensor"
+                 : ranges ? "--tensor takes numbers, not --ranges"
+                 : "--tensor: e4m3 or e5m2, not \"%s\"", tensor);
         return 2;
     }
     Output out;
@@ -171,6 +237,8 @@ int main(int argc, char **argv)
         return 2;
     if (ranges)
         print_ranges(out.file, options);
+    else if (tensor != NULL)
+        print_tensor(out.file, numbers, count, eight, options);
     else
         print_values(out.file, numbers, count, options);
     free(flags);

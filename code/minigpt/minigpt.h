@@ -172,6 +172,8 @@ typedef struct {
     NumberFormat format;          /* Chapter 12: what each op's output is
                                      rounded to; fp32: nothing             */
     struct GradientHistogram *histogram;  /* counting gradients, or NULL   */
+    struct MixedPrecision *fp8;   /* fp8: the state that quantizes the linear
+                                     layers' inputs; NULL otherwise        */
 } Model;
 
 extern const char *const param_names[PARAM_TENSORS];
@@ -446,6 +448,8 @@ struct DataParallel {
     int scale_window;         /* --loss-scale-window                        */
     const char *histogram_path;           /* --grad-histogram, until written */
     struct MixedPrecision *mixed;         /* the 16-bit state; NULL in fp32  */
+    int fp8;                  /* --precision fp8: format is bf16, and the
+                                 blocks' linear layers read 8 bits          */
 };
 
 extern const ShardingStrategy replicated_alone, replicated_skipped,

@@ -174,6 +174,54 @@ static inline HOST_DEVICE float float_from_fp16(uint16_t h)
 {
     return format_decode(h, FORMAT_FP16);
 }
+/* The scale of a tensor whose largest magnitude is amax, for format f:
+   the largest power of two s with amax s <= f's largest number, so that
+   dividing it out again is exact. 1 for a tensor of zeros, or one that
+   holds an infinity or a NaN. */
+static inline HOST_DEVICE float format_tensor_scale(float amax,
+                                                    NumberFormat f)
+{
+    int e_amax, e_largest;
+    if (!(amax > 0) || isinf(amax))
+        return 1.0f;
+    float m_amax = frexpf(amax, &e_amax);       /* amax = m 2^e, m in   */
+    float m_largest = frexpf(format_largest(f), &e_largest); /* [1/2,1) */
+    int e = e_largest - e_amax - (m_amax > m_largest);
+    e = e > 127 ? 127 : e < -126 ? -126 : e;    /* fp32's normal range  */
+    return ldexpf(1.0f, e);
+}
+
+/* x times the scale, rounded to f, saturating: a finite number beyond
+   f's largest becomes the largest, with its sign, never an infinity or
+   a NaN; an infinity or a NaN stays what format_encode makes of it. */
+static inline HOST_DEVICE uint32_t format_encode_scaled(float x,
+                                                        float scale,
+                                                        NumberFormat f)
+{
+    float largest = format_largest(f), y = x * scale;
+    if (isfinite(x))
+        y = y > largest ? largest : y < -largest ? -largest : y;
+    return format_encode(y, f);
+}
+/* The number of format f nearest to x times the scale, saturated: what
+   format_decode(format_encode_scaled(x, scale, f), f) gives, faster. */
+static inline HOST_DEVICE float format_round_scaled(float x, float scale,
+                                                    NumberFormat f)
+{
+    float largest = format_largest(f), y = x * scale;
+    int drop = 23 - format_bits(f).mantissa_bits;  /* fp32's extra bits */
+    uint32_t bits;
+    if (isfinite(x))
+        y = y > largest ? largest : y < -largest ? -largest : y;
+    if (!(fabsf(y) >= format_smallest_normal(f)) || isinf(y))
+        return format_decode(format_encode(y, f), f);  /* and NaN, 0 */
+    memcpy(&bits, &y, sizeof bits);
+    uint32_t below_half = (1u << (drop - 1)) - 1;
+    bits += below_half + (bits >> drop & 1u);     /* nearest, ties to even */
+    bits &= ~((1u << drop) - 1);
+    memcpy(&y, &bits, sizeof y);
+    return y;
+}
 /* To first order, the relative error of a result that passes through
    `gemms` GEMMs whose inputs are rounded to format f: 2u each. */
 static inline double format_gemm_tolerance(int gemms, NumberFormat f)

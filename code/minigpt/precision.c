@@ -28,13 +28,27 @@ struct MixedPrecision {
     int overflow;             /* the gradient holds an infinity or a NaN   */
     int skipped;              /* the last step was skipped                 */
     int skipped_steps, growths;
+    int fp8;                  /* --precision fp8                            */
+    uint8_t *weights8;        /* (12 L C^2) the linear layers' weights, E4M3 */
+    float *weight_scales;     /* (4 L) one scale a weight matrix             */
+    int eight_bits[PARAM_TENSORS];  /* tensor t is one of those, in weights8 */
+    size_t tensor_at[PARAM_TENSORS]; /* where tensor t starts in the N       */
+    size_t held_at[PARAM_TENSORS];   /* ... in weights8 or in weights        */
+    size_t scale_at[PARAM_TENSORS];  /* ... and its scales, in weight_scales */
+    real *stream_gradient;    /* (B, T, C) the residual stream's gradient,
+                                 set aside while a GEMM reads it in E5M2     */
+    size_t stream_count;      /* ... of this many numbers                    */
+    int stream_set_aside;     /* stream_gradient holds it now                */
 };
 static float fp16_numbers[65536];        /* every fp16 number, by bits */
+static float e4m3_numbers[256];          /* every E4M3 number, by bits */
 
 static void fill_fp16_numbers(void)
 {
     for (uint32_t h = 0; h < 65536; h++)
         fp16_numbers[h] = float_from_fp16((uint16_t)h);
+    for (uint32_t h = 0; h < 256; h++)
+        e4m3_numbers[h] = format_decode(h, FORMAT_E4M3);
 }
 
 static uint16_t to_16_bits(float x, NumberFormat f)
@@ -46,6 +60,20 @@ static float from_16_bits(uint16_t h, NumberFormat f)
 {
     return f == FORMAT_BF16 ? float_from_bf16(h) : fp16_numbers[h];
 }
+
+/* Weight i of the N, of tensor t, as the passes read it: from 16 bits,
+   or in fp8 from E4M3 divided by its matrix's scale (exact). */
+static real weight_at(const MixedPrecision *p, int t, size_t i,
+                      size_t slice)
+{
+    size_t k = i - p->tensor_at[t];             /* within the tensor */
+    if (!p->eight_bits[t])
+        return from_16_bits(p->weights[p->held_at[t] + k], p->format);
+    return e4m3_numbers[p->weights8[p->held_at[t] + k]]
+         / p->weight_scales[p->scale_at[t] + k / slice];
+}
+
+static void round_all_weights(MixedPrecision *p, const Model *m);
 
 static real gradient_at(const MixedPrecision *p, size_t i)
 {
@@ -122,6 +150,65 @@ void gradient_histogram_end(Model *m, DataParallel *dp)
     m->histogram = NULL;
     dp->histogram_path = NULL;                   /* the first step's only */
 }
+/* x (n), one tensor, as a GEMM reads it in format f: each element a
+   number of f divided by the tensor's scale, which is exact, the scale
+   being a power of two; the scale is returned. */
+static float quantize_tensor(real *x, size_t n, NumberFormat f)
+{
+    float amax = 0;
+    for (size_t i = 0; i < n; i++)
+        amax = fmaxf(amax, fabsf((float)x[i]));
+    float scale = format_tensor_scale(amax, f);
+    for (size_t i = 0; i < n; i++)
+        x[i] = format_round_scaled((float)x[i], scale, f) / scale;
+    return scale;
+}
+/* fp8's backward: the output gradient that a linear layer's two GEMMs
+   read, in E5M2. The MLP's and the projection's are read by their GEMMs
+   alone and are rounded where they lie; the residual stream's goes on,
+   in bf16, past the GEMM that reads it, so it is set aside and put back
+   at the next rounding, the GEMM's output's (or at block 0's end). */
+static void put_back_stream_gradient(const Model *m)
+{
+    MixedPrecision *p = m->fp8;
+    if (!p->stream_set_aside)
+        return;
+    memcpy(m->grad_acts.dres, p->stream_gradient,
+           sizeof(real) * p->stream_count);
+    p->stream_set_aside = 0;
+}
+
+static void fp8_output_gradient(const Model *m, real *x, size_t n)
+{
+    MixedPrecision *p = m->fp8;
+    const Gradients *g = &m->grad_acts;
+    if (x != g->dres)
+        put_back_stream_gradient(m);
+    if (x == g->dqkv || x == g->dfch)
+        quantize_tensor(x, n, FORMAT_E5M2);
+    if (x == g->dres) {
+        memcpy(p->stream_gradient, x, sizeof(real) * n);
+        p->stream_count = n;
+        p->stream_set_aside = 1;
+        quantize_tensor(x, n, FORMAT_E5M2);
+    }
+}
+/* Does x lie in the n numbers from start? */
+static int lies_in(const real *x, const real *start, size_t n)
+{
+    uintptr_t at = (uintptr_t)x, from = (uintptr_t)start;
+    return at >= from && at < from + n * sizeof(real);
+}
+
+static int linear_input(const Model *m, const real *x)
+{
+    const Activations *a = &m->acts;
+    size_t L = (size_t)m->config.layers;
+    size_t BTC = (size_t)m->batch * m->config.seq * m->config.hidden;
+    return lies_in(x, a->ln1, L * BTC) || lies_in(x, a->atty, L * BTC)
+        || lies_in(x, a->ln2, L * BTC)
+        || lies_in(x, a->fch_gelu, 4 * L * BTC);
+}
 void model_round(const Model *m, real *x, size_t n)
 {
     NumberFormat f = m->format;
@@ -129,12 +216,16 @@ void model_round(const Model *m, real *x, size_t n)
         return;                      /* fp32: this chapter's reference */
     for (size_t i = 0; i < n; i++)
         x[i] = round_to_format((float)x[i], f);
+    if (m->fp8 != NULL && linear_input(m, x))   /* fp8: then to E4M3 */
+        quantize_tensor(x, n, FORMAT_E4M3);
 }
 
 void model_round_gradient(const Model *m, real *x, size_t n)
 {
     histogram_add(m->histogram, 1, x, n);
     model_round(m, x, n);
+    if (m->fp8 != NULL)                         /* fp8: some to E5M2 */
+        fp8_output_gradient(m, x, n);
 }
 static Params mixed_weights(void *context, int unit)
 {
@@ -143,9 +234,12 @@ static Params mixed_weights(void *context, int unit)
     size_t at[PARAM_TENSORS], count[PARAM_TENSORS];
     unit_layout(dp->model, unit, at, count);
     real *to = p->unit_weights;
-    for (int t = 0; t < PARAM_TENSORS; t++)
+    for (int t = 0; t < PARAM_TENSORS; t++) {
+        size_t slice = dp->model->param_size[t]     /* a block's part */
+                     / (size_t)dp->model->config.layers;
         for (size_t k = 0; k < count[t]; k++)
-            *to++ = from_16_bits(p->weights[at[t] + k], p->format);
+            *to++ = weight_at(p, t, at[t] + k, slice);
+    }
     return unit_packed(dp->model, p->unit_weights, unit);
 }
 
@@ -166,6 +260,8 @@ static void mixed_gradients_ready(void *context, int unit)
     unit_layout(dp->model, unit, at, count);
     histogram_add(dp->model->histogram, 0, p->unit_gradients,
                   unit_size(dp->model, unit));
+    if (p->fp8 && unit == 0)          /* the embeddings read the stream's */
+        put_back_stream_gradient(dp->model);     /* gradient, in bf16 */
     const real *g = p->unit_gradients;
     for (int t = 0; t < PARAM_TENSORS; t++)
         for (size_t k = 0; k < count[t]; k++, g++) {
@@ -236,11 +332,13 @@ static void mixed_step(DataParallel *dp, const AdamW *opt, real lr,
                 p->unit_gradients[j] = gradient_at(p, i + j) * unscale;
             adamw_span(opt, lr, step, decay, p->master + i,
                        p->unit_gradients, p->m + i, p->v + i, n);
-            for (size_t j = 0; j < n; j++)
+            for (size_t j = 0; j < n && !p->fp8; j++)
                 p->weights[i + j] = to_16_bits(p->master[i + j], p->format);
         }
         at += m->param_size[t];
     }
+    if (p->fp8)                  /* a scale needs the whole matrix first */
+        round_all_weights(p, m);
 }
 static void *counted_calloc(size_t count, size_t size, double *bytes)
 {
@@ -248,10 +346,31 @@ static void *counted_calloc(size_t count, size_t size, double *bytes)
     return calloc(count ? count : 1, size);
 }
 
-static void round_all_weights(MixedPrecision *p, size_t N)
+/* The weights the passes read, from the master weights: in 16 bits, or
+   in fp8 each linear layer's matrix in E4M3 with a scale of its own. */
+static void round_all_weights(MixedPrecision *p, const Model *m)
 {
-    for (size_t i = 0; i < N; i++)
-        p->weights[i] = to_16_bits(p->master[i], p->format);
+    int L = m->config.layers;
+    for (int t = 0; t < PARAM_TENSORS; t++) {
+        const real *w = p->master + p->tensor_at[t];
+        size_t n = m->param_size[t], slice = n / (size_t)L;
+        if (!p->eight_bits[t])
+            for (size_t k = 0; k < n; k++)
+                p->weights[p->held_at[t] + k] = to_16_bits(w[k], p->format);
+        else
+            for (int l = 0; l < L; l++) {    /* (C, 3C) ... (4C, C) */
+                const real *from = w + (size_t)l * slice;
+                uint8_t *to = p->weights8 + p->held_at[t] + l * slice;
+                real amax = 0;
+                for (size_t k = 0; k < slice; k++)
+                    amax = fmax(amax, fabs(from[k]));
+                float scale = format_tensor_scale((float)amax, FORMAT_E4M3);
+                for (size_t k = 0; k < slice; k++)
+                    to[k] = (uint8_t)format_encode_scaled((float)from[k],
+                                                          scale, FORMAT_E4M3);
+                p->weight_scales[p->scale_at[t] + (size_t)l] = scale;
+            }
+    }
 }
 
 static int mixed_init(DataParallel *dp)
@@ -263,11 +382,35 @@ static int mixed_init(DataParallel *dp)
         return -1;
     fill_fp16_numbers();
     p->format = m->format = dp->format;
+    p->fp8 = dp->fp8;
+    m->fp8 = dp->fp8 ? p : NULL;
     for (int u = -1; u <= m->config.layers; u++)
         if (unit_size(m, u) > p->largest_unit)
             p->largest_unit = unit_size(m, u);
     double *b = p->bytes;
-    p->weights = counted_calloc(N, sizeof(uint16_t), &b[BYTES_WEIGHTS]);
+    size_t N8 = 0, N16 = 0, scales = 0, start = 0;
+    int L = m->config.layers;
+    for (int t = 0; t < PARAM_TENSORS; start += m->param_size[t++]) {
+        const char *name = param_names[t];
+        p->eight_bits[t] = p->fp8 && (strcmp(name, "qkv_w") == 0
+                                      || strcmp(name, "proj_w") == 0
+                                      || strcmp(name, "fc_w") == 0
+                                      || strcmp(name, "fcproj_w") == 0);
+        p->tensor_at[t] = start;
+        p->held_at[t] = p->eight_bits[t] ? N8 : N16;
+        p->scale_at[t] = scales;
+        *(p->eight_bits[t] ? &N8 : &N16) += m->param_size[t];
+        scales += p->eight_bits[t] ? (size_t)L : 0;
+    }
+    if (p->fp8) {
+        size_t BTC = (size_t)m->batch * m->config.seq * m->config.hidden;
+        p->weights8 = counted_calloc(N8, sizeof(uint8_t), &b[BYTES_WEIGHTS]);
+        p->weight_scales = counted_calloc(scales, sizeof(float),
+                                          &b[BYTES_WEIGHTS]);
+        p->stream_gradient = counted_calloc(BTC, sizeof(real),
+                                            &b[BYTES_BUFFERS]);
+    }
+    p->weights = counted_calloc(N16, sizeof(uint16_t), &b[BYTES_WEIGHTS]);
     if (dp->fp32_grads)
         p->master_gradients = counted_calloc(N, sizeof(real),
                                              &b[BYTES_MASTER_GRADIENTS]);
@@ -281,10 +424,12 @@ static int mixed_init(DataParallel *dp)
     p->unit_weights = counted_calloc(U, sizeof(real), &b[BYTES_BUFFERS]);
     p->unit_gradients = counted_calloc(U, sizeof(real), &b[BYTES_BUFFERS]);
     if (!p->weights || !(p->gradients || p->master_gradients) || !p->master
-        || !p->m || !p->v || !p->unit_weights || !p->unit_gradients)
+        || !p->m || !p->v || !p->unit_weights || !p->unit_gradients
+        || (p->fp8 && (!p->weights8 || !p->weight_scales
+                       || !p->stream_gradient)))
         return -1;
     tp_init_weights(m, p->master, dp->seed);
-    round_all_weights(p, N);
+    round_all_weights(p, m);
     p->scale = p->scale_used = dp->loss_scaling ? dp->initial_scale : 1;
     dp->runs = malloc(sizeof(ShardRun) * PARAM_TENSORS);
     if (dp->runs == NULL)
@@ -301,7 +446,7 @@ static int mixed_init(DataParallel *dp)
 void mixed_state_loaded(DataParallel *dp)
 {
     if (dp->mixed != NULL)
-        round_all_weights(dp->mixed, dp->model->params_count);
+        round_all_weights(dp->mixed, dp->model);
 }
 
 static void mixed_begin(DataParallel *dp)
@@ -349,7 +494,7 @@ static void mixed_scatter(DataParallel *dp, StateKind kind,
             p->gradients[i] = to_16_bits(whole[i] * (real)p->scale_used,
                                          p->format);
     if (kind == STATE_WEIGHTS)
-        round_all_weights(p, N);
+        round_all_weights(p, dp->model);
 }
 
 /* The report's kinds: 16-bit and master weights are weights, and so on. */
@@ -377,6 +522,10 @@ static void mixed_free(DataParallel *dp)
     free(p->v);
     free(p->unit_weights);
     free(p->unit_gradients);
+    free(p->weights8);
+    free(p->weight_scales);
+    free(p->stream_gradient);
+    dp->model->fp8 = NULL;
     free(p);
     dp->mixed = NULL;
 }
@@ -412,6 +561,30 @@ static double relative_norm(const real *got, const real *want, size_t n)
     return w > 0 ? sqrt(d / w) : sqrt(d);
 }
 
+const char *precision_name(const DataParallel *dp)
+{
+    return dp->fp8 ? "fp8" : dp->format == FORMAT_BF16 ? "bf16"
+         : dp->format == FORMAT_FP16 ? "fp16" : "fp32";
+}
+
+/* The relative differences --verify allows for the loss and the
+   gradient: 2u a GEMM in format f; fp8 adds its own roundings of the
+   blocks' linear layers' inputs, u of E4M3 or E5M2 each. */
+static void verify_tolerances(NumberFormat f, int fp8, int L,
+                              double *loss, double *grad)
+{
+    double u4 = format_unit_roundoff(FORMAT_E4M3);
+    double u5 = format_unit_roundoff(FORMAT_E5M2);
+    *loss = format_gemm_tolerance(6 * L + 1, f);
+    *grad = format_gemm_tolerance(12 * L + 3, f);
+    if (fp8) {
+        *loss += 4 * L * (u4 + u4);                  /* forward: x, W */
+        *grad += 4 * L * (u4 + u4)                   /* forward       */
+               + 4 * L * (u5 + u4)                   /* dy W^T        */
+               + (u4 + u5);                          /* x^T dy        */
+    }
+}
+
 int precision_verify(Model *m, const Language *lang, Settings *set,
                      Option *options)
 {
@@ -433,14 +606,14 @@ int precision_verify(Model *m, const Language *lang, Settings *set,
     collect_state(set, STATE_GRADIENTS, got);
     double dloss = fabs(loss - loss_ref) / fabs(loss_ref);
     double dgrad = relative_norm(got, ref.grads_memory, N);
-    double loss_tolerance = format_gemm_tolerance(6 * L + 1, f);
-    double grad_tolerance = format_gemm_tolerance(12 * L + 3, f);
+    double loss_tolerance, grad_tolerance;
+    verify_tolerances(f, dp->fp8, L, &loss_tolerance, &grad_tolerance);
     int overflow = dp->mixed->overflow;
     int ok = !overflow && dloss <= loss_tolerance && dgrad <= grad_tolerance;
     model_free(&ref);
     free(got);
     batch_free(&b);
-    const char *name = f == FORMAT_BF16 ? "bf16" : "fp16";
+    const char *name = precision_name(dp);
     int p = format_bits(f).mantissa_bits + 1;
     Output out;
     if (output_open(&out, "minigpt", options) != 0)
@@ -466,11 +639,16 @@ int precision_verify(Model *m, const Language *lang, Settings *set,
                 loss_scale_used(dp));
         if (overflow)
             fprintf(out.file, "verify: the %s gradient overflowed\n", name);
+        if (dp->fp8)
+            fprintf(out.file, "verify: linear layers' GEMMs: u4 = 2^-4 "
+                    "(E4M3: x, W), u5 = 2^-3 (E5M2: dy)\n");
         fprintf(out.file, "verify: |dloss|/loss = %.3g (tolerance "
-                "(6L + 1)·2u = %.3g, %.2g of it)\n", dloss, loss_tolerance,
+                "(6L + 1)·2u%s = %.3g, %.2g of it)\n", dloss,
+                dp->fp8 ? " + 8L·u4\n       " : "", loss_tolerance,
                 dloss / loss_tolerance);
         fprintf(out.file, "verify: |dgrad|/|grad| = %.3g (tolerance "
-                "(12L + 3)·2u = %.3g, %.2g of it): %s\n", dgrad,
+                "(12L + 3)·2u%s = %.3g, %.2g of it): %s\n", dgrad,
+                dp->fp8 ? "\n        + (12L + 1)·u4 + (4L + 1)·u5" : "",
                 grad_tolerance, dgrad / grad_tolerance, ok ? "OK" : "FAIL");
     }
     if (output_commit(&out, "minigpt") != 0)
@@ -492,8 +670,7 @@ void precision_report(Report *r, const Settings *set)
         "bytes_held.master_weights", "bytes_held.master_gradients",
         "bytes_held.moments", "bytes_held.buffers"
     };
-    report_text(r, "precision", dp->format == FORMAT_BF16 ? "bf16"
-                : dp->format == FORMAT_FP16 ? "fp16" : "fp32");
+    report_text(r, "precision", precision_name(dp));
     for (int k = 0; k < BYTE_KINDS; k++)
         report_add(r, keys[k], FIELD_BYTES, b[k]);
     report_add(r, "loss_scale.initial", FIELD_REAL,
@@ -540,10 +717,15 @@ void print_precision(FILE *out, const Report *r)
     }
     if (name == NULL || strcmp(name->text, "fp32") == 0)
         return;
-    fprintf(out, "precision      = %s: weights and gradients in %s, fp32 "
-            "master weights and moments\n", name->text,
-            value[BYTES_MASTER_GRADIENTS] > 0 ? "16 and 32 bits"
-                                              : "16 bits");
+    if (strcmp(name->text, "fp8") == 0)
+        fprintf(out, "precision      = fp8: the linear layers' weights in "
+                "E4M3, the others and\n                 the gradients in "
+                "bf16, fp32 master weights and moments\n");
+    else
+        fprintf(out, "precision      = %s: weights and gradients in %s, "
+                "fp32 master weights and moments\n", name->text,
+                value[BYTES_MASTER_GRADIENTS] > 0 ? "16 and 32 bits"
+                                                  : "16 bits");
     fprintf(out, "  bytes held   = %s a parameter: weights %s, gradients "
             "%s,\n                 master weights %s, moments %s "
             "(buffers %s)\n", sig(value[BYTE_KINDS], 3).s,

@@ -293,19 +293,25 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             DataParallel *axis = &set->parallel;
             const char *name = option_text(o, "--precision");
             int fp16 = strcmp(name, "fp16") == 0, bf16 = strcmp(name, "bf16") == 0;
-            int fp32 = strcmp(name, "fp32") == 0;
+            int fp32 = strcmp(name, "fp32") == 0, fp8 = strcmp(name, "fp8") == 0;
             int scaling = option_given(o, "--fp32-grads")
                        || option_given(o, "--loss-scale")
                        || option_given(o, "--loss-scale-window")
                        || option_given(o, "--no-loss-scaling");
-            axis->format = bf16 ? FORMAT_BF16 : fp16 ? FORMAT_FP16 : FORMAT_FP32;
+            axis->format = bf16 || fp8 ? FORMAT_BF16
+                         : fp16 ? FORMAT_FP16 : FORMAT_FP32;
+            axis->fp8 = fp8;
             axis->fp32_grads = option_given(o, "--fp32-grads");
             axis->loss_scaling = !option_given(o, "--no-loss-scaling");
             axis->scale_window = (int)option_number(o, "--loss-scale-window");
             axis->initial_scale = option_given(o, "--loss-scale")
                                 ? option_number(o, "--loss-scale") : fp16 ? 65536 : 1;
             axis->histogram_path = option_text(o, "--grad-histogram");
-            if (option_given(o, "--device")) {
+            if (option_given(o, "--device") && fp8) {
+                complain(command, "--device cuda has no fp8 GEMMs; --precision fp8 "
+                         "is the CPU trainer's emulation (drop --device)");
+                return 2;
+            } else if (option_given(o, "--device")) {
                 if (scaling || axis->histogram_path != NULL) {
                     complain(command, "--device cuda takes --precision alone; the "
                              "loss-scale flags, --fp32-grads and --grad-histogram "
@@ -313,9 +319,14 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
                     return 2;
                 }
                 axis->format = FORMAT_FP32;         /* the GPU reads --precision */
-            } else if (!fp32 && !bf16 && !fp16) {
+            } else if (!fp32 && !bf16 && !fp16 && !fp8) {
                 complain(command, "--precision: unknown \"%s\" (known: fp32, bf16, "
-                         "fp16)", name);
+                         "fp16, fp8)", name);
+                return 2;
+            } else if (fp8 && scaling) {
+                complain(command, "--precision fp8 scales each GEMM input by its "
+                         "own factor and holds bf16 gradients: no loss scale, no "
+                         "--fp32-grads");
                 return 2;
             } else if (fp32 && scaling) {
                 complain(command, "--fp32-grads and the loss-scale flags are for "

@@ -129,12 +129,14 @@ void step_breakdown(double part[BREAKDOWN_PARTS], double step,
 /* s->breakdown: the mean of each part over the timed steps, then over the
    ranks of world (every rank calls it). */
 void average_breakdown(RunSummary *s, MPI_Comm world);
-/* --verify --precision bf16 or fp16: one batch against fp32. */
+/* --verify --precision bf16, fp16 or fp8: one batch against fp32. */
 int precision_verify(Model *m, const Language *lang, Settings *set,
                      Option *options);
 /* The report's fields of the precision, and their lines; the state's
    bytes by kind when it is held in 16 bits. */
 void mixed_state_bytes(const DataParallel *dp, double state[3]);
+/* "fp32", "bf16", "fp16" or "fp8": what --precision named. */
+const char *precision_name(const DataParallel *dp);
 void precision_report(Report *r, const Settings *set);
 void print_precision(FILE *out, const Report *r);
 typedef struct {              /* a rank's shard, as its file holds it  */

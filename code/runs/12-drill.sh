@@ -1,4 +1,4 @@
-# Tangled from chapters/95-parallel-plumbing.nw and chapters/99gr-precision-drill.nw; edit the chapters, not this file.
+# Tangled from chapters/95-parallel-plumbing.nw, chapters/99gp-precision-plumbing.nw and chapters/99gr-precision-drill.nw; edit the chapters, not this file.
 # usage: sh code/runs/12-drill.sh BUILD_DIR
 set -eu
 fleet="$1/bin/fleet"
@@ -8,7 +8,7 @@ number_formats="$1/bin/formats"
 minigpt="$1/bin/minigpt --machine $1/machine.json"
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 gradient=1e-8 update=8e-5               # the drill's inputs (appendix)
-params=100e9 eight_bit_state=14          # 1 + 1 + 4 + 8 bytes
+params=100e9
 window=2000 scale=65536                  # the trainer's defaults for fp16
 scaled=$(awk "BEGIN { print $gradient * $scale }")
 gain=$(awk "BEGIN { print 1 + $update }")
@@ -38,6 +38,17 @@ state() {
 mixed=$(state --precision mixed)
 float=$(state --precision fp32)
 lean=$(state --precision lean)
+data="$tmp"                # fp8's convention, from the formats' bits
+: > "$data/12-conventions.csv"
+"$1/bin/formats" --ranges --csv | awk -F, '
+    NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
+    { e4m3 = $at["e4m3_bits"] / 8; bf16 = $at["bf16_bits"] / 8
+      fp32 = $at["fp32_bits"] / 8
+      printf "fp8,E4M3 weights + bf16 gradients,%g,%g,%g,0,%g,%g\n", e4m3,
+             bf16, fp32, 2 * fp32, e4m3 + bf16 + 3 * fp32 }' \
+    >> "$data/12-conventions.csv"
+eight_bit_state=$(awk -F, '$1 == "fp8" { print $8 }' \
+                  "$data/12-conventions.csv")           # 1 + 2 + 4 + 8
 eight=$(state --bytes-per-param $eight_bit_state)
 # The fp32 bytes of mixed precision: master weights and moments.
 fp32_state=$($fleet memory --precisions --csv |
@@ -61,6 +72,7 @@ bytes_per_param() {
 }
 trainer_float=$(bytes_per_param fp32)
 trainer_bf=$(bytes_per_param bf16)
+trainer_eight=$(bytes_per_param fp8)
 $minigpt --steps 1 --quiet --grad-histogram "$tmp/histogram.csv" \
     --json > "$tmp/step.json"
 unigram=$(printf '%.17g' "$(field unigram_entropy "$tmp/step.json")")
@@ -103,7 +115,7 @@ awk -v bf_unit="$(range bf16 unit_roundoff)" \
     -v params=$params -v fp32_state="$fp32_state" -v window=$window \
     -v per_param="$per_param" -v lean_per_param="$lean_per_param" \
     -v trainer_float="$trainer_float" \
-    -v trainer_bf="$trainer_bf" \
+    -v trainer_bf="$trainer_bf" -v trainer_eight="$trainer_eight" \
     -v unigram="$unigram" -v bigram="$bigram" -v below="$below" \
     "$awklib"'
     function macro(name, value) {
@@ -155,6 +167,7 @@ awk -v bf_unit="$(range bf16 unit_roundoff)" \
         macro("EightSaving", sprintf("%.3g\\,\\%%", 100 * (1 - eight / mixed)))
         macro("TrainerFloat", trainer_float)
         macro("TrainerBf", trainer_bf)
+        macro("TrainerEight", sprintf("%.3g", trainer_eight))
         macro("Unigram", sprintf("%.3g", unigram))
         macro("Bigram", sprintf("%.3g", bigram))
         macro("BelowFpNormal", percent(share[1]))

@@ -1,4 +1,4 @@
-# Tangled from chapters/95-parallel-plumbing.nw and chapters/99gq-precision-runs.nw; edit the chapters, not this file.
+# Tangled from chapters/95-parallel-plumbing.nw, chapters/99gp-precision-plumbing.nw and chapters/99gq-precision-runs.nw; edit the chapters, not this file.
 # usage: sh code/runs/12-precision.sh BUILD_DIR
 set -eu
 bin="$1/bin" machine="$1/machine.json"
@@ -16,10 +16,7 @@ mkdir -p "$numbers" "$data"
 rm -rf "$work" && mkdir -p "$work"
 minigpt="$bin/minigpt --machine $machine --quiet"
 steps=300 every=20
-runs="fp32 bf16 fp16 fp16-unscaled"
-if "$bin/minigpt" --help | grep -e '--precision' | grep -q 'fp8'; then
-    runs="$runs fp8"
-fi
+runs="fp32 bf16 fp16 fp16-unscaled fp8"
 flags_of() {      # the trainer's flags for the run named $1
     case $1 in
         fp16-unscaled) echo "--precision fp16 --no-loss-scaling" ;;
@@ -110,7 +107,14 @@ awk -F, 'NR == 1 { next }
 $minigpt $(flags_of fp32-grads) --steps 1 --eval-every 1000 --json \
     --output "$data/12-run-fp32-grads.json"
 "$bin/fleet" memory --precisions --csv > "$data/12-conventions.csv"
-for run in fp32 bf16 fp16 fp32-grads; do
+"$1/bin/formats" --ranges --csv | awk -F, '
+    NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
+    { e4m3 = $at["e4m3_bits"] / 8; bf16 = $at["bf16_bits"] / 8
+      fp32 = $at["fp32_bits"] / 8
+      printf "fp8,E4M3 weights + bf16 gradients,%g,%g,%g,0,%g,%g\n", e4m3,
+             bf16, fp32, 2 * fp32, e4m3 + bf16 + 3 * fp32 }' \
+    >> "$data/12-conventions.csv"
+for run in fp32 bf16 fp16 fp32-grads fp8; do
     f="$data/12-run-$run.json"
     echo "$run $(field params "$f") $(field bytes_held_weights "$f") \
 $(field bytes_held_gradients "$f") $(field bytes_held_master_weights "$f") \
@@ -119,14 +123,14 @@ $(field bytes_held_buffers "$f") $(field bytes_per_param "$f")"
 done > "$work/bytes.txt"
 timed_steps=40 repeats="1 2 3 4 5"
 for k in $repeats; do
-    for run in fp32 bf16 fp16; do
+    for run in fp32 bf16 fp16 fp8; do
         mpiexec -bind-to core -n 1 "$bin/minigpt" --machine "$machine" \
             $(flags_of $run) --steps $timed_steps --eval-every 1000 \
             --quiet --json --output "$work/time-$run-$k.json"
     done
 done
 for k in $repeats; do
-    for run in fp32 bf16 fp16; do
+    for run in fp32 bf16 fp16 fp8; do
         echo "$k $run $(field step_seconds_median "$work/time-$run-$k.json")"
     done
 done > "$work/times.txt"
@@ -239,11 +243,7 @@ macro("PrecRunUnscaledMeaning", verdict == "kept up" \
       : "It failed, and nothing in the run said so but the loss: " \
         "without the scaler no step checks its gradients, none is " \
         "skipped, and no scale moves the tail back into range.")
-if (!("fp8" in val))
-    macro("PrecRunFpEightVerdict", "This build" "\x27" "s trainer stops " \
-          "at 16 bits (Section~\\ref{sec:fp8}), so the figure has no " \
-          "fp8 line.")
-else if (!finite(val["fp8"]))
+if (!finite(val["fp8"]))
     macro("PrecRunFpEightVerdict", "fp8 failed: its validation loss " \
           "ended as " val["fp8"] ", not a number.")
 else
@@ -420,7 +420,10 @@ awk -F, -v window="$window" -v steps=$steps \
                         toupper(substr(count(skipped), 1, 1)) \
                         substr(count(skipped), 2), skipped_list, ended))
     }' "$data/12-log-fp16.csv"
-awk -F, -v table="$numbers/12-precision-bytes.tex" "$formats$common"'
+f="$data/12-run-fp8.json"
+awk -F, -v table="$numbers/12-precision-bytes.tex" -v params="$(field \
+    params "$f")" -v layers="$(field layers "$f")" -v hidden="$(field \
+    hidden "$f")" "$formats$common"'
     function per(x) { return x == int(x) ? x : sprintf("%.3g", x) }
     FILENAME ~ /conventions/ {
         if (FNR == 1) { for (i = 1; i <= NF; i++) at[$i] = i; next }
@@ -435,11 +438,12 @@ awk -F, -v table="$numbers/12-precision-bytes.tex" "$formats$common"'
                     per(f[6] / n) " " per(f[7] / n) " " per(f[9])
         buffers[run] = f[8]; order[++runs] = run }
     END {
-        split("fp32:fp32 bf16:mixed fp16:mixed fp32-grads:fp32-grads",
-              pairs, " ")
+        split("fp32:fp32 bf16:mixed fp16:mixed fp32-grads:fp32-grads " \
+              "fp8:fp8", pairs, " ")
         for (i in pairs) { split(pairs[i], p, ":"); convention[p[1]] = p[2] }
         label["fp32"] = "fp32"; label["bf16"] = "bf16"
         label["fp16"] = "fp16"; label["fp32-grads"] = "bf16, fp32 gradients"
+        label["fp8"] = "fp8"
         print "\\begin{tabular}{lrrrrrrlr}\n\\hline" > table
         print " & \\multicolumn{6}{c}{held, bytes per parameter} & " \
               "\\multicolumn{2}{c}{Part I" "\x27" "s convention} \\\\" > table
@@ -453,6 +457,11 @@ awk -F, -v table="$numbers/12-precision-bytes.tex" "$formats$common"'
             for (j = 1; j <= 6; j++) row = row " & " h[j]
             printf "%s & %s & %s \\\\\n", row, c, k[6] > table
             macro("PrecRunBytes" camel(r), h[6])
+            if (r == "fp8") {
+                eight = h[1]; eight_total = h[6]
+                eight_convention = k[6]; eight_convention_weights = k[1]
+                continue                 # in a sentence of its own, below
+            }
             same = held[r] == conv[c]
             agree += same
             if (!same) differs = differs (differs == "" ? "" : "; ") \
@@ -463,11 +472,22 @@ awk -F, -v table="$numbers/12-precision-bytes.tex" "$formats$common"'
         close(table)
         macro("PrecRunBuffersBfSixteen",
               sprintf("%.3g", buffers["bf16"] / 1e3) "~kB")
-        macro("PrecRunBytesVerdict", agree == runs \
-              ? "Each run holds, kind by kind, what its convention " \
-                "counts." \
+        macro("PrecRunBytesVerdict", agree == runs - ("fp8" in held) \
+              ? "Each run but fp8 holds, kind by kind, what its " \
+                "convention counts." \
               : "Not every run holds what its convention counts: " \
                 differs ".")
+        share = 12 * layers * hidden * hidden / params  # the E4M3 matrices
+        macro("PrecRunBytesEightShare", pc(share))
+        macro("PrecRunBytesEightVerdict", sprintf("fp8 holds %s bytes a " \
+              "parameter where its convention counts %s: the convention " \
+              "puts every weight in E4M3, and the trainer holds only the " \
+              "blocks" "\x27" " four weight matrices there, %s of the " \
+              "parameters, each with a scale; the embeddings, the head, " \
+              "the layer norms and the biases stay in bf16, which puts " \
+              "the weights at %s bytes a parameter rather than %s.",
+              eight_total, eight_convention, pc(share), eight,
+              eight_convention_weights))
     }' "$data/12-conventions.csv" "$work/bytes.txt"
 awk -v cpu="$cpu" -v timed=$timed_steps -v repeats="$repeats" \
     "$formats$common"'
@@ -485,8 +505,8 @@ awk -v cpu="$cpu" -v timed=$timed_steps -v repeats="$repeats" \
         macro("PrecRunCpu", cpu); macro("PrecRunTimedSteps", timed)
         macro("PrecRunRepeats", count(split(repeats, r, " ")))
         for (run in n) macro("PrecRunStep" camel(run), duration(median(run)))
-        split("bf16 fp16", sixteen, " ")
-        for (i = 1; i <= 2; i++) {
+        split("bf16 fp16 fp8", sixteen, " ")
+        for (i = 1; i <= 3; i++) {
             x = sixteen[i]; lo[x] = hi[x] = ""
             for (k in turns) {
                 q = turn[x, k] / turn["fp32", k]
