@@ -11,6 +11,6 @@ lab-grade-bf16-round:
 	  -o $(LAB_OUT)/bf16_round.o
 	@$(CC) $(LAB_FLAGS_bf16-round) -c exercises/labs/bf16-round/grade.c \
 	  -o $(LAB_OUT)/grade.o
-	@$(CC) $(LAB_OUT)/grade.o $(LAB_OUT)/bf16_round.o $(LDLIBS) \
+	@$(CC) $(CFLAGS) $(LAB_OUT)/grade.o $(LAB_OUT)/bf16_round.o $(LDLIBS) \
 	  -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade

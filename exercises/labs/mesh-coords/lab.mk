@@ -19,7 +19,7 @@ lab-grade-mesh-coords:
 	  -o $(LAB_OUT)/mesh_coords.o
 	@$(MPICC) $(LAB_FLAGS_mesh-coords) -c exercises/labs/mesh-coords/grade.c \
 	  -o $(LAB_OUT)/grade.o
-	@$(MPICC) $(LAB_OUT)/grade.o $(LAB_OUT)/mesh_coords.o \
+	@$(MPICC) $(CFLAGS) $(LAB_OUT)/grade.o $(LAB_OUT)/mesh_coords.o \
 	  $(addprefix $(LAB_OUT)/book-,$(notdir $(LAB_BOOK_mesh-coords:.c=.o))) \
 	  $(LDLIBS) -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade

@@ -22,7 +22,7 @@ lab-grade-router:
 	  -o $(LAB_OUT)/router.o
 	@$(MPICC) $(LAB_FLAGS_router) -c exercises/labs/router/grade.c \
 	  -o $(LAB_OUT)/grade.o
-	@$(MPICC) $(LAB_OUT)/grade.o $(LAB_OUT)/router.o \
+	@$(MPICC) $(CFLAGS) $(LAB_OUT)/grade.o $(LAB_OUT)/router.o \
 	  $(addprefix $(LAB_OUT)/book-,$(notdir $(LAB_BOOK_router:.c=.o))) \
 	  $(LDLIBS) -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade

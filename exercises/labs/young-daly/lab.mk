@@ -21,7 +21,7 @@ lab-grade-young-daly:
 	  -o $(LAB_OUT)/young_daly.o
 	@$(CC) $(LAB_FLAGS_young-daly) -c exercises/labs/young-daly/grade.c \
 	  -o $(LAB_OUT)/grade.o
-	@$(CC) $(LAB_OUT)/grade.o $(LAB_OUT)/young_daly.o \
+	@$(CC) $(CFLAGS) $(LAB_OUT)/grade.o $(LAB_OUT)/young_daly.o \
 	  $(addprefix $(LAB_OUT)/book-,$(notdir $(LAB_BOOK_young-daly:.c=.o))) \
 	  $(LDLIBS) -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade

@@ -20,7 +20,7 @@ lab-grade-zero-shards:
 	  -o $(LAB_OUT)/zero_shards.o
 	@$(MPICC) $(LAB_FLAGS_zero-shards) -c exercises/labs/zero-shards/grade.c \
 	  -o $(LAB_OUT)/grade.o
-	@$(MPICC) $(LAB_OUT)/grade.o $(LAB_OUT)/zero_shards.o \
+	@$(MPICC) $(CFLAGS) $(LAB_OUT)/grade.o $(LAB_OUT)/zero_shards.o \
 	  $(addprefix $(LAB_OUT)/book-,$(notdir $(LAB_BOOK_zero-shards:.c=.o))) \
 	  $(LDLIBS) -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade
