@@ -7,10 +7,10 @@ LAB_FLAGS_bf16-round = $(CFLAGS) -Iexercises/labs/common \
 
 lab-grade-bf16-round:
 	@mkdir -p $(LAB_OUT)
-	@$(CC) $(LAB_FLAGS_bf16-round) -c $(LAB_WORK)/bf16_round.c \
+	$(CC) $(LAB_FLAGS_bf16-round) -c $(LAB_WORK)/bf16_round.c \
 	  -o $(LAB_OUT)/bf16_round.o
-	@$(CC) $(LAB_FLAGS_bf16-round) -c exercises/labs/bf16-round/grade.c \
+	$(CC) $(LAB_FLAGS_bf16-round) -c exercises/labs/bf16-round/grade.c \
 	  -o $(LAB_OUT)/grade.o
-	@$(CC) $(CFLAGS) $(LAB_OUT)/grade.o $(LAB_OUT)/bf16_round.o $(LDLIBS) \
-	  -o $(LAB_OUT)/grade
+	$(CC) $(CFLAGS) $(LDFLAGS) $(LAB_OUT)/grade.o $(LAB_OUT)/bf16_round.o \
+	  $(LDLIBS) -o $(LAB_OUT)/grade
 	@$(LAB_OUT)/grade
