@@ -9,14 +9,15 @@
 #   make bench      time this book's matrix multiply against OpenBLAS (and
 #                   against one core's peak from build/machine.json), and
 #                   fleet layout's enumeration of a 16,384-GPU fleet
-#   make lab-attention LAB=file.c
-#                   grade a student's attention backward pass
-#   make lab-ring LAB=file.c
-#                   grade a student's ring reduce-scatter and all-gather
-#   make lab-tp LAB=file.c
-#                   grade a student's column- and row-parallel linear layers
-#   make lab-1f1b LAB=file.c
-#                   grade a student's 1F1B order of a pipeline stage's operations
+#   make lab        list the labs (exercises/labs/NAME): name, chapter, title
+#   make lab LAB=NAME [WORK=DIR]
+#                   grade a student's copy of lab NAME, labs/NAME/ (made from
+#                   the skeleton the first time), or the lab's files in DIR;
+#                   make lab-NAME is the same (lab-attention, lab-ring,
+#                   lab-tp, lab-1f1b, ...)
+#   make handout    build/handout.tar.gz: every lab's skeleton and grader
+#                   with the book's code they build on, for an instructor;
+#                   it builds on its own with gcc, make and MPICH
 #   make gpu-check GPU_OUT=DIR
 #                   on a machine with nvcc and a GPU: build and run every GPU
 #                   test and benchmark, a log and CSV into DIR (build/gpu)
@@ -79,8 +80,8 @@ endif
 OBJ := $(B)/obj
 
 .PHONY: all deps tangle tangle-into index-stream programs runs figures book \
-        solutions test check-sanitize bench lab-attention lab-ring lab-tp \
-        lab-1f1b gpu-check clean info cuda-backend \
+        solutions test check-sanitize bench lab handout gpu-check clean \
+        info cuda-backend \
         FORCE
 
 # The programs are compiled two at a time (-j2); everything after them runs
@@ -295,102 +296,34 @@ $(B)/bin/formats: $(OBJ)/formats/formats.o $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# The attention-backward lab: the fp64 trainer with the student's
-# attention_backward in place of the chapter's, graded by the gradient check.
-LAB ?= exercises/06-lab/attention_backward.c
-LAB_FLAGS := --gradcheck --layers 2 --hidden 16 --heads 2 --seq 8 --batch 2 \
-             --vocab 16
+# The labs, exercises/labs/NAME (each one's README.md says what it asks):
+# make lab lists them, make lab LAB=NAME grades one (labs.mk). Here the labs
+# link the book's objects from this build's own directories, made by the
+# rules above; the handout's Makefile builds them from code/ (labs.mk).
+LAB_BOOK := $(OBJ)
+LAB_BOOK64 := $(OBJ64)
+include exercises/labs/labs.mk
 
-LAB_DIR = $(B)/lab/$(subst /,-,$(basename $(LAB)))
+# The handout, build/handout.tar.gz: one folder, fleet-labs/, that builds on
+# its own: every lab's skeleton, grader and lab.mk, the driver, the book's
+# code (code/, which the labs compile) and the exercises' statements (which
+# name each lab's chapter), with a Makefile (exercises/labs/handout.mk, the
+# book's flags filled in, without the sanitizers) and a README for an
+# instructor (exercises/labs/handout.md). No solution is in it.
+HANDOUT := $(B)/handout/fleet-labs
+HANDOUT_FILES = $(shell find code exercises/labs -type f \
+                  ! -name 'handout.m[dk]') $(wildcard exercises/[0-9]*.tex)
+HANDOUT_CFLAGS = $(filter-out -fsanitize=% -fno-omit-frame-pointer \
+                   -fno-sanitize-recover=%,$(CFLAGS))
 
-lab-attention: $(MINIGPT64_OBJ) $(COMM_OBJ) $(COMMON_OBJ)
-	@mkdir -p $(LAB_DIR)
-	$(MPICC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -DLAB_ATTENTION_BACKWARD \
-	  -c code/minigpt/layers.c -o $(LAB_DIR)/layers.o
-	$(MPICC) $(CFLAGS) $(FAST) -DMINIGPT_FP64 -Icode/minigpt -c $(LAB) \
-	  -o $(LAB_DIR)/student.o
-	$(MPICC) $(LDFLAGS) $(LAB_DIR)/layers.o $(LAB_DIR)/student.o \
-	  $(filter-out $(OBJ64)/minigpt/layers.o,$(MINIGPT64_OBJ)) $(COMM_OBJ) \
-	  $(COMMON_OBJ) $(LDLIBS) -o $(LAB_DIR)/minigpt-lab
-	$(LAB_DIR)/minigpt-lab $(LAB_FLAGS)
-
-# The ring lab: the allreduce benchmark built with the student's ring.c,
-# run on 1 to 4 ranks; it exits non-zero if any element is wrong. Only
-# correctness is graded, so each size is timed in one short batch.
-lab-ring: $(COMMON_OBJ) $(OBJ)/comm/mesh.o $(B)/machine.json
-	@mkdir -p $(LAB_DIR)
-	$(MPICC) $(CFLAGS) $(FAST) -Icode/comm -c $(LAB) -o $(LAB_DIR)/ring.o
-	$(MPICC) $(CFLAGS) $(FAST) -c code/comm/allreduce.c \
-	  -o $(LAB_DIR)/allreduce.o
-	$(MPICC) $(LDFLAGS) $(LAB_DIR)/allreduce.o $(LAB_DIR)/ring.o \
-	  $(OBJ)/comm/mesh.o $(COMMON_OBJ) $(LDLIBS) -o $(LAB_DIR)/allreduce-lab
-	@for n in 1 2 3 4; do \
-	  mpiexec -n $$n $(LAB_DIR)/allreduce-lab --max-bytes 16384 --repeats 1 \
-	    --seconds 0.001 --warmup 1 --machine $(B)/machine.json \
-	    > $(LAB_DIR)/ranks-$$n.txt 2>&1 \
-	    || { echo "lab-ring: FAIL with $$n ranks"; \
-	         tail -n 3 $(LAB_DIR)/ranks-$$n.txt; exit 1; }; \
-	done; echo "lab-ring: OK on 1, 2, 3 and 4 ranks"
-
-# The tensor-parallel lab: the student's column- and row-parallel layers
-# (by default the skeleton) in place of the chapter's, linked with the
-# autograder and an archive of the trainer's other objects, from which the
-# linker takes only what the two need (the reference's matmul), and run on
-# 4 ranks: t = 2 (two groups) and t = 4. It stops a run that hangs, and
-# exits non-zero unless every check passes.
-LAB_TP = $(if $(filter command line environment,$(origin LAB)),$(LAB),\
-           exercises/09-lab/parallel_linear.c)
-LAB_TP_DIR = $(B)/lab/$(subst /,-,$(basename $(LAB_TP)))
-LAB_TP_OBJ = $(filter-out $(OBJ)/minigpt/main.o \
-               $(OBJ)/minigpt/parallel_linear.o,$(MINIGPT_OBJ)) \
-             $(COMM_OBJ) $(COMMON_OBJ)
-
-lab-tp: $(LAB_TP_OBJ)
-	@mkdir -p $(LAB_TP_DIR)
-	$(MPICC) $(CFLAGS) $(FAST) -Iexercises/09-lab -Icode/minigpt \
-	  -c $(LAB_TP) -o $(LAB_TP_DIR)/student.o
-	$(MPICC) $(CFLAGS) $(FAST) -Iexercises/09-lab -Icode/minigpt \
-	  -c exercises/09-lab/grade.c -o $(LAB_TP_DIR)/grade.o
-	rm -f $(LAB_TP_DIR)/trainer.a
-	ar qcs $(LAB_TP_DIR)/trainer.a $^
-	$(MPICC) $(LDFLAGS) $(LAB_TP_DIR)/grade.o $(LAB_TP_DIR)/student.o \
-	  $(LAB_TP_DIR)/trainer.a $(LDLIBS) -o $(LAB_TP_DIR)/grade
-	@timeout -k 5 120 mpiexec -n 4 $(LAB_TP_DIR)/grade \
-	  | tee $(LAB_TP_DIR)/grade.txt; status=$${PIPESTATUS[0]}; \
-	if ! grep -qE '^lab-tp: (OK|FAIL)$$' $(LAB_TP_DIR)/grade.txt; then \
-	  echo "lab-tp: FAIL (the run stopped with status $$status:" \
-	       "$$([ $$status = 124 ] && echo 'it hung' || echo 'a crash'))"; \
-	  [ $$status -ne 0 ] || status=1; \
-	fi; exit $$status
-
-# The 1F1B lab: the student's order_1f1b (by default the skeleton) in place
-# of the chapter's 1F1B order. The schedule module is compiled with its
-# pipeline_order renamed, and the lab's pipeline_order (lab_order.c) sends
-# SCHEDULE_1F1B to the student's function and every other schedule to the
-# chapter's. grade.sh checks the order on a grid of pipelines, then trains
-# the trainer built with it on 2 and 4 stages with --verify; it exits
-# non-zero unless every check passes.
-LAB_1F1B = $(if $(filter command line environment,$(origin LAB)),$(LAB),\
-             exercises/10-lab/one_f_one_b.c)
-LAB_1F1B_DIR = $(B)/lab/$(subst /,-,$(basename $(LAB_1F1B)))
-LAB_1F1B_COMMON = $(filter-out $(OBJ)/common/pipeline_schedule.o,$(COMMON_OBJ))
-LAB_1F1B_FLAGS = $(CFLAGS) -Icode/common -Iexercises/10-lab
-
-lab-1f1b: $(MINIGPT_OBJ) $(COMM_OBJ) $(LAB_1F1B_COMMON) $(OBJ)/cuda/absent.o
-	@mkdir -p $(LAB_1F1B_DIR)
-	$(CC) $(LAB_1F1B_FLAGS) -c $(LAB_1F1B) -o $(LAB_1F1B_DIR)/student.o
-	$(CC) $(LAB_1F1B_FLAGS) -Dpipeline_order=chapter_pipeline_order \
-	  -c code/common/pipeline_schedule.c -o $(LAB_1F1B_DIR)/schedule.o
-	$(CC) $(LAB_1F1B_FLAGS) -c exercises/10-lab/lab_order.c \
-	  -o $(LAB_1F1B_DIR)/lab_order.o
-	$(CC) $(LAB_1F1B_FLAGS) -c exercises/10-lab/grade.c \
-	  -o $(LAB_1F1B_DIR)/grade.o
-	$(CC) $(LDFLAGS) $(addprefix $(LAB_1F1B_DIR)/,grade.o student.o \
-	  lab_order.o schedule.o) $(LAB_1F1B_COMMON) $(LDLIBS) \
-	  -o $(LAB_1F1B_DIR)/grade
-	$(MPICC) $(LDFLAGS) $(addprefix $(LAB_1F1B_DIR)/,student.o lab_order.o \
-	  schedule.o) $^ $(LDLIBS) -o $(LAB_1F1B_DIR)/minigpt-lab
-	@sh exercises/10-lab/grade.sh $(LAB_1F1B_DIR)
+handout:
+	@rm -rf $(HANDOUT) && mkdir -p $(HANDOUT)
+	@cp --parents $(HANDOUT_FILES) $(HANDOUT)/
+	@sed -e 's|@CFLAGS@|$(HANDOUT_CFLAGS)|' -e 's|@FAST@|$(FAST)|' \
+	  exercises/labs/handout.mk > $(HANDOUT)/Makefile
+	@cp exercises/labs/handout.md $(HANDOUT)/README.md
+	@tar -czf $(B)/handout.tar.gz -C $(dir $(HANDOUT)) fleet-labs
+	@echo "handout: $(B)/handout.tar.gz, $(words $(LABS)) labs: $(LABS)"
 
 # OpenBLAS is only the yardstick of the benchmark; minigpt does not link it.
 $(B)/bin/matmul-bench: $(OBJ)/minigpt/bench.o $(OBJ)/minigpt/gemm.o \

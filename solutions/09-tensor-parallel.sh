@@ -178,7 +178,7 @@ done
 # all-reduce of din (N, C) in the column layer's backward pass, g's of out
 # (N, OC) in the row layer's forward pass, 4-byte floats, a ring sending
 # 2(t-1)/t of each.
-make --no-print-directory -s lab-tp LAB=solutions/09-lab/parallel_linear.c \
+make --no-print-directory -s lab LAB=tp WORK=solutions/labs/tp \
     > "$out/09-ex6.txt"
 grep -q '^lab-tp: OK$' "$out/09-ex6.txt"
 shape=$(sed -n 's/^ *N = \([0-9]*\) rows, C = \([0-9]*\) inputs, OC = \([0-9]*\) outputs.*/N=\1 C=\2 OC=\3/p' \

@@ -318,7 +318,7 @@ done > "$out/10-ex7-derived.tex"
 # The lab's solution graded by the lab's autograder; and the zero-bubble
 # schedule's order of stage 1 for the same pipeline (4 stages, 6
 # micro-batches), from fleet pipeline's timeline, and its peaks in flight.
-make --no-print-directory -s lab-1f1b LAB=solutions/10-lab/one_f_one_b.c \
+make --no-print-directory -s lab LAB=1f1b WORK=solutions/labs/1f1b \
     > "$out/10-ex8.txt"
 grep -q '^lab-1f1b: OK$' "$out/10-ex8.txt"
 $fleet pipeline --pp 4 --micro-batches 6 --schedule zb-h1 --trace \

@@ -432,8 +432,8 @@ for my $n (1, 2, 4) {
 # ------------------------------------------------- the benchmark can fail --
 # The chapter's ring with the reduce-scatter's addition dropped (each rank
 # keeps what arrives instead of adding its share), built with the flags the
-# Makefile used for this build's objects and linked the way the lab-ring
-# rule links a student's ring.
+# Makefile used for this build's objects and linked the way the ring lab
+# links a student's ring.
 {
     my $dir = tempdir(CLEANUP => 1);
     my $source = slurp("$root/code/comm/ring.c") // die;

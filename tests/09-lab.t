@@ -1,9 +1,11 @@
 #!/usr/bin/perl
-# tests/09-lab.t: the lab of chapter 9, `make lab-tp`: column- and
+# tests/09-lab.t: the lab of chapter 9, `make lab LAB=tp`: column- and
 # row-parallel linear layers graded against the unsplit layer.
 #
-# The solution passes all twenty checks; the skeleton as handed out compiles
-# cleanly and fails every one; and three broken solutions, made here from
+# The solution passes all twenty checks, each printed as it should be (the
+# skeleton's failure is tests/00-labs.t's, with every lab's); the skeleton
+# leaves the multiplies and the collectives to the student; three broken
+# solutions, made here from
 # the solution by one substitution each, fail exactly the checks that their
 # mistake should fail: f's all-reduce forgotten (the column layer's input
 # gradient), g's all-reduce on MPI_COMM_WORLD instead of the group (the row
@@ -17,28 +19,38 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use FleetTest;
-use File::Path qw(make_path);
+use File::Copy qw(copy);
+use File::Path qw(make_path remove_tree);
 use Test::More;
 
 my $root = root();
 
 # The objects the autograder links are this build's: under `make
-# check-sanitize` they were compiled with SANITIZE=1, and make lab-tp must
+# check-sanitize` they were compiled with SANITIZE=1, and make lab must
 # say so too, or it would rebuild them without the sanitizers.
 my $cflags = slurp("$root/build/obj/cflags") // '';
 my @sanitize = $cflags =~ /-fsanitize/ ? ('SANITIZE=1') : ();
 
-# grade FILE: make lab-tp on FILE (relative to the root; undef: the
-# default); returns (status, stdout, stderr, { check => [PASS|FAIL, ...] })
-# where each check's list is in the order t = 2, t = 4.
+# grade FILE: make lab LAB=tp on FILE (relative to the root), copied as
+# parallel_linear.c into a folder of its own; returns (status, stdout,
+# stderr, { check => [PASS|FAIL, ...] }) where each check's list is in the
+# order t = 2, t = 4.
+my $out_root = 'build/lab-test/09';
 sub grade {
     my ($file) = @_;
+    (my $tag = $file) =~ s{[/.]}{-}g;
+    my $work = "$root/$out_root/$tag";
+    remove_tree($work);
+    make_path($work);
+    copy("$root/$file", "$work/parallel_linear.c") or die "$file: $!";
     # Four ranks: the run waits its turn (mpi_turn).
-    my ($status, $out, $err) = run(mpi_turn(4, 'make', '-s', '-C', $root,
-                                   'lab-tp', @sanitize,
-                                   defined $file ? "LAB=$file" : ()));
+    my ($status, $out, $err) = run(mpi_turn(4, 'make', '-s',
+        '--no-print-directory', '-C', $root, 'lab', 'LAB=tp', @sanitize,
+        "WORK=$work", "LAB_OUT=$out_root/$tag-out"));
+    # The grader's lines, not the driver's summary after them.
+    (my $grader = $out) =~ s/^lab tp: .*//ms;
     my %verdict;
-    while ($out =~ /^  (PASS|FAIL)  (\S+ +\S+ +\S+(?: \(\S+(?:, \S+)?\))?)/mg) {
+    while ($grader =~ /^  (PASS|FAIL)  (\S+ +\S+ +\S+(?: \(\S+(?:, \S+)?\))?)/mg) {
         my ($word, $check) = ($1, $2);
         $check =~ s/ +/ /g;
         push @{ $verdict{$check} }, $word;
@@ -60,9 +72,10 @@ sub failing {
 }
 
 # ------------------------------------------------------------- solution ----
-my ($status, $out, $err, $verdict) = grade('solutions/09-lab/parallel_linear.c');
+my ($status, $out, $err, $verdict) = grade('solutions/labs/tp/parallel_linear.c');
 is($status, 0, 'the solution passes the autograder') or diag("$out$err");
 like($out, qr/^score: 20\/20$/m, '... with 20 of 20 checks');
+like($out, qr/^lab tp: 20 of 20 checks passed$/m, '... and make lab says so');
 like($out, qr/^lab-tp: OK$/m, '... and says OK');
 is(scalar(keys %$verdict), 10, 'ten checks, each run at t = 2 and t = 4')
     or diag(join "\n", sort keys %$verdict);
@@ -76,19 +89,7 @@ ok(!(grep { $_ !~ /^[0-9.e+-]+$/ || $_ > 1e-5 * 10 } @diffs),
 like($out, qr/tolerance 1e-05 x the/, 'the tolerance is stated');
 
 # ------------------------------------------------------------- skeleton ----
-($status, $out, $err, $verdict) = grade('exercises/09-lab/parallel_linear.c');
-isnt($status, 0, 'the skeleton as handed out fails the autograder');
-like($out, qr/^score: 0\/20$/m, '... every check') or diag("$out$err");
-like($out, qr/^lab-tp: FAIL$/m, '... and says FAIL');
-like($out, qr/not finite \(left unwritten\?\)/, '... an unwritten output says so');
-unlike($err, qr/error:|warning:/, 'the skeleton compiles cleanly');
-{
-    my ($s, $dry) = run('make', '-n', '-C', $root, 'lab-tp', @sanitize);
-    like($dry, qr{-c\s+exercises/09-lab/parallel_linear\.c\b},
-         'make lab-tp without LAB grades the skeleton');
-}
-
-my $skeleton = slurp("$root/exercises/09-lab/parallel_linear.c") // '';
+my $skeleton = slurp("$root/exercises/labs/tp/parallel_linear.c") // '';
 cmp_ok(scalar(() = $skeleton =~ /TODO/g), '>=', 3, 'the TODOs are marked');
 like($skeleton, qr/#include "parallel_linear\.h"/, 'the skeleton includes parallel_linear.h');
 for my $f (qw(column_parallel_forward column_parallel_backward
@@ -100,7 +101,7 @@ unlike($skeleton_code, qr/MPI_Allreduce\(|matmul_(?:forward|backward)\(/,
        'the skeleton leaves the multiplies and the collectives to the student');
 
 # ------------------------------------------------------ broken solutions ----
-my $solution = slurp("$root/solutions/09-lab/parallel_linear.c") // '';
+my $solution = slurp("$root/solutions/labs/tp/parallel_linear.c") // '';
 my %broken = (
     'no-f' => [qr/^ *all_reduce\(din, .*\n/m, "    (void)tp;\n",
                ['column backward din (N, C) at t = 2',
@@ -112,12 +113,12 @@ my %broken = (
                ['row forward out (N, OC) at t = 2',
                 'row forward out (N, OC) at t = 4']],
 );
-make_path("$root/build/lab-tp-broken");
+make_path("$root/$out_root/broken");
 for my $name (sort keys %broken) {
     my ($pattern, $replacement, $fails) = @{ $broken{$name} };
     (my $text = $solution) =~ s/$pattern/$replacement/ or do {
         fail("broken '$name': the solution has the line it changes"); next };
-    my $file = "build/lab-tp-broken/$name.c";
+    my $file = "$out_root/broken/$name.c";
     write_file("$root/$file", $text);
     ($status, $out, $err, $verdict) = grade($file);
     isnt($status, 0, "broken '$name' fails the autograder");
@@ -133,12 +134,13 @@ for my $name (sort keys %broken) {
          (void)OCl; (void)flops; abort();} or
         fail('crash: the solution has the line it changes');
     $text =~ s{#include <stddef.h>}{#include <stddef.h>\n#include <stdlib.h>};
-    my $file = 'build/lab-tp-broken/crash.c';
+    my $file = "$out_root/broken/crash.c";
     write_file("$root/$file", $text);
     ($status, $out, $err) = grade($file);
     isnt($status, 0, 'a layer that crashes fails the autograder');
-    like($out, qr/^lab-tp: FAIL \(the run stopped with status \d+: a crash\)$/m,
-         '... and the make target says so in its last line') or diag("$out$err");
+    like($out, qr/^  FAIL  the run stopped with status \d+ \(a crash\)\nscore: 0\/20\nlab-tp: FAIL$/m,
+         '... says the run crashed, and scores it') or diag("$out$err");
+    like($out, qr/^lab tp: 0 of 20 checks passed$/m, '... and so does make lab');
 }
 
 # ---------------------------------------------------- the chapter's file ----
@@ -151,10 +153,9 @@ SKIP: {
     like($out, qr/^lab-tp: OK$/m, '... and says OK');
 }
 
-# ------------------------------------------------------ README, Makefile ----
-my $readme = lab_documented(target => 'lab-tp',
-                            readme => 'exercises/09-lab/README.md',
-                            file => 'exercises/09-lab/parallel_linear.c');
+# ---------------------------------------------------------------- README ----
+my $readme = slurp("$root/exercises/labs/tp/README.md") // '';
+like($readme, qr/^    make lab LAB=tp$/m, 'README says how to grade');
 like($readme, qr/\*\*f\*\*/, 'README names the f operator');
 like($readme, qr/\*\*g\*\*/, '... and the g operator');
 

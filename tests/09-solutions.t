@@ -164,7 +164,7 @@ sub tp_formulas {
 
 # ------------------------------------------------------------------ 9.6 ----
 {
-    my $grade = slurp("$root/exercises/09-lab/grade.c") // '';
+    my $grade = slurp("$root/exercises/labs/tp/grade.c") // '';
     my ($N, $C, $OC) = $grade =~ /enum \{ ROWS = (\d+), IN = (\d+), OUT = (\d+) \}/;
     ok(defined $OC, '9.6: the autograder states its shapes');
     $N //= 0; $C //= 0; $OC //= 0;
@@ -209,7 +209,7 @@ my ($text, @items) = exercise_file_ok(
     exercises => 'exercises/09-tensor-parallel.tex',
     solution => 'solutions/09-tensor-parallel.tex',
     heading => 'solnineexercise',
-    lab => 'make lab-tp LAB=exercises/09-lab/parallel_linear.c');
+    lab => 'make lab LAB=tp');
 answers_not_given_away($text, \%macro, qw(
     SolNineALimitGB SolNineACommRatio SolNineBSlowdown
     SolNineBSixteenStepRatio SolNineBSharpSaving SolNineCRatioOfRatios

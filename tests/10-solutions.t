@@ -356,7 +356,7 @@ my ($text, @items) = exercise_file_ok(
     exercises => 'exercises/10-pipeline.tex',
     solution => 'solutions/10-pipeline.tex',
     heading => 'soltenexercise',
-    lab => 'make lab-1f1b LAB=exercises/10-lab/one_f_one_b.c');
+    lab => 'make lab LAB=1f1b');
 answers_not_given_away($text, \%macro, qw(
     SolTenAZbBubble SolTenAInterFourBubble SolTenBOneFOneBEightM
     SolTenBZbEightM SolTenCOneFOneBPipelineGB SolTenCZbPipelineGB

@@ -1,6 +1,6 @@
-/* solutions/10-lab/one_f_one_b.c: a solution of the lab of chapter 10 (the
-   1F1B order of one pipeline stage's operations); exercises/10-lab/ holds
-   the task. `make lab-1f1b LAB=solutions/10-lab/one_f_one_b.c` grades it. */
+/* solutions/labs/1f1b/one_f_one_b.c: a solution of the lab of chapter 10 (the
+   1F1B order of one pipeline stage's operations); exercises/labs/1f1b/ holds
+   the task. `make lab LAB=1f1b WORK=solutions/labs/1f1b` grades it. */
 #include "one_f_one_b.h"
 
 /* The operation of the given kind on micro-batch j (chunk 0). */

@@ -1,10 +1,11 @@
-/* exercises/06-lab/attention_backward.c: Lab 3, the backward pass of causal
- * multi-head attention. See exercises/06-lab/README.md for the task and
- * chapter 6 (section "Causal multi-head attention") for the forward pass.
+/* exercises/labs/attention/attention_backward.c: the backward pass of
+ * causal multi-head attention. See exercises/labs/attention/README.md for
+ * the task and chapter 6 (section "Causal multi-head attention") for the
+ * forward pass.
  *
  * Grade your work with
  *
- *     make lab-attention LAB=exercises/06-lab/attention_backward.c
+ *     make lab LAB=attention
  *
  * which builds the double-precision trainer with this function in place of
  * the chapter's and compares every parameter's gradient with central finite
@@ -22,7 +23,8 @@
  *                         qkv, queries in [0, C), keys in [C, 2C), values in
  *                         [2C, 3C) of each position; head h owns the slice of
  *                         hs = C / H numbers at offset h * hs in each third
- *   datt_row  (T)         scratch space for one row of gradients; use it or not
+ *   datt_row  (T)         scratch space for one row of gradients; use it
+ *                         or not
  *   dout      (B, T, C)   the gradient of the loss with respect to the
  *                         attention output (before the output projection)
  *   qkv       (B, T, 3C)  the forward pass's queries, keys and values

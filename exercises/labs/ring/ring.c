@@ -1,11 +1,11 @@
-/* exercises/07-lab/ring.c: the lab of chapter 7, a ring reduce-scatter and
+/* exercises/labs/ring/ring.c: the lab of chapter 7, a ring reduce-scatter and
    all-gather written from MPI_Sendrecv. This file replaces code/comm/ring.c
    as a whole: ring_chunks, modulo and ring_allreduce are the chapter's and
    are done; the body of one step of each phase is yours (the three TODOs).
 
-   Grade it from the repository root, after `make` has run once:
+   Grade your copy (labs/ring/) from the repository root:
 
-       make lab-ring LAB=exercises/07-lab/ring.c
+       make lab LAB=ring
 
    which builds build/bin/allreduce with this file in place of the chapter's
    ring and runs it on 1, 2, 3 and 4 ranks. As handed out the file compiles

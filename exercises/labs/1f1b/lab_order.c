@@ -1,4 +1,4 @@
-/* exercises/10-lab/lab_order.c: how the lab puts the student's 1F1B order
+/* exercises/labs/1f1b/lab_order.c: how the lab puts the student's 1F1B order
    in place of the chapter's. `make lab-1f1b` compiles the schedule module
    (code/common/pipeline_schedule.c) with its pipeline_order renamed
    chapter_pipeline_order, and links this pipeline_order instead: the 1F1B

@@ -1,13 +1,13 @@
-/* exercises/09-lab/parallel_linear.c: the lab of chapter 9, the column- and
+/* exercises/labs/tp/parallel_linear.c: the lab of chapter 9, the column- and
    row-parallel linear layers of tensor parallelism, forward and backward.
    parallel_linear.h in this folder states the contract; README.md sets out
    the task. The reference's matmul_forward and matmul_backward (chapter 6,
    declared in minigpt.h) do every multiply; yours is to call them on this
    rank's slice and to put the all-reduces where they belong (the TODOs).
 
-   Grade it from the repository root, after `make` has run once:
+   Grade your copy (labs/tp/) from the repository root:
 
-       make lab-tp LAB=exercises/09-lab/parallel_linear.c
+       make lab LAB=tp
 
    which splits a reference layer's weights over t = 2 and t = 4 ranks, runs
    these four functions, and compares every output and gradient with the

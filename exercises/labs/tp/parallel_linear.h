@@ -1,4 +1,4 @@
-/* exercises/09-lab/parallel_linear.h: the contract of the lab of chapter 9,
+/* exercises/labs/tp/parallel_linear.h: the contract of the lab of chapter 9,
    the column- and row-parallel linear layers of tensor parallelism. The
    chapter's code/minigpt/parallel_linear.c keeps the same four functions.
 

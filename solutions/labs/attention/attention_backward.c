@@ -1,7 +1,7 @@
-/* solutions/06-lab/attention_backward.c: a worked solution to Lab 3, the
- * backward pass of causal multi-head attention.
+/* solutions/labs/attention/attention_backward.c: a worked solution to the
+ * lab of chapter 6, the backward pass of causal multi-head attention.
  *
- *     make lab-attention LAB=solutions/06-lab/attention_backward.c
+ *     make lab LAB=attention WORK=solutions/labs/attention
  *
  * For one batch row, one head and one query position t, the forward pass was
  *

@@ -1,4 +1,4 @@
-/* exercises/09-lab/grade.c: the autograder of the lab of chapter 9. It is
+/* exercises/labs/tp/grade.c: the autograder of the lab of chapter 9. It is
    built by `make lab-tp` with a student's parallel_linear.c and the
    reference's matmul (code/minigpt/layers.c and gemm.c), and run on 4 ranks:
 

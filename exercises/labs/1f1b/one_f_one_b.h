@@ -1,4 +1,4 @@
-/* exercises/10-lab/one_f_one_b.h: the contract of the lab of chapter 10,
+/* exercises/labs/1f1b/one_f_one_b.h: the contract of the lab of chapter 10,
    the order in which one stage of a pipeline runs its operations under the
    1F1B schedule. The chapter's pipeline_order (code/common/
    pipeline_schedule.c) computes the same order for SCHEDULE_1F1B; the lab

@@ -1,8 +1,8 @@
-# exercises/10-lab/grade.sh: the autograder of the lab of chapter 10, run by
+# exercises/labs/1f1b/grade.sh: the autograder of the lab of chapter 10, run by
 # `make lab-1f1b` once it has built into DIR the order's checker (grade)
 # and the trainer (minigpt-lab), both with the student's order_1f1b:
 #
-#     sh exercises/10-lab/grade.sh DIR
+#     sh exercises/labs/1f1b/grade.sh DIR
 #
 # First the order: DIR/grade checks six properties of it on every stage of
 # every pipeline of 1 to 8 stages and 1 to 16 micro-batches (grade.c says

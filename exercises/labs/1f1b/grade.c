@@ -1,4 +1,4 @@
-/* exercises/10-lab/grade.c: the first half of the autograder of the lab of
+/* exercises/labs/1f1b/grade.c: the first half of the autograder of the lab of
    chapter 10, the order of operations. It is built by `make lab-1f1b` with
    a student's order_1f1b, which it reaches as the trainer does, through
    pipeline_order with SCHEDULE_1F1B (lab_order.c), and run alone:

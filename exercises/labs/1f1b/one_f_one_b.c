@@ -1,10 +1,10 @@
-/* exercises/10-lab/one_f_one_b.c: the lab of chapter 10, the 1F1B order of
+/* exercises/labs/1f1b/one_f_one_b.c: the lab of chapter 10, the 1F1B order of
    one pipeline stage's operations. one_f_one_b.h in this folder states the
    contract; README.md sets out the task.
 
-   Grade it from the repository root, after `make` has run once:
+   Grade your copy (labs/1f1b/) from the repository root:
 
-       make lab-1f1b LAB=exercises/10-lab/one_f_one_b.c
+       make lab LAB=1f1b
 
    which checks the order on every stage of pipelines of 1 to 8 stages and
    1 to 16 micro-batches, then trains with it: `minigpt --pp 2` and

@@ -1,4 +1,4 @@
-/* solutions/09-lab/parallel_linear.c: a solution of the lab of chapter 9,
+/* solutions/labs/tp/parallel_linear.c: a solution of the lab of chapter 9,
    the column- and row-parallel linear layers. Each is the reference's
    matmul_forward or matmul_backward on this rank's slice of the weight, and
    at most one all-reduce over tp:
@@ -6,7 +6,7 @@
      column-parallel  forward   f = identity    backward  f = all-reduce din
      row-parallel     forward   g = all-reduce  backward  g = identity
 
-   Grade it with  make lab-tp LAB=solutions/09-lab/parallel_linear.c  */
+   Grade it with  make lab LAB=tp WORK=solutions/labs/tp  */
 #include <stddef.h>
 
 #include "parallel_linear.h"

@@ -1,11 +1,11 @@
-/* solutions/07-lab/ring.c: a solution to the lab of chapter 7
-   (exercises/07-lab/ring.c). Each phase keeps one running index, the chunk
+/* solutions/labs/ring/ring.c: a solution to the lab of chapter 7
+   (exercises/labs/ring/ring.c). Each phase keeps one running index, the chunk
    this rank passes on next: in the reduce-scatter a chunk is passed on right
    after this rank has added its share to it, in the all-gather right after
    it arrived, so that the chunk received at one step is the one sent at the
    next. Check it with
 
-       make lab-ring LAB=solutions/07-lab/ring.c                            */
+       make lab LAB=ring WORK=solutions/labs/ring  */
 #include <stdlib.h>
 
 #include "ring.h"
