@@ -55,6 +55,18 @@ typedef struct {
 
 static const char *const axis_names[AXES] = { "tp", "pp", "dp" };
 
+static void set_rank(Layout *l, int r, const int *coords, const int *colour,
+                     const int *key, int prev, int next)
+{
+    for (int a = 0; a < AXES; a++) {
+        l->coords[r][a] = coords[a];
+        l->colour[r][a] = colour[a];
+        l->key[r][a] = key[a];
+    }
+    l->prev[r] = prev;
+    l->next[r] = next;
+}
+
 /* The book's answers, from mesh_init; 0 if it refused the layout. */
 static int book_layout(int tp, int pp, int dp, Layout *b)
 {
@@ -72,13 +84,7 @@ static int book_layout(int tp, int pp, int dp, Layout *b)
             return 0;
         }
         int c[AXES] = { mesh.tp_rank, mesh.pp_rank, mesh.dp_rank };
-        for (int a = 0; a < AXES; a++) {
-            b->coords[r][a] = c[a];
-            b->colour[r][a] = split_colour[a];
-            b->key[r][a] = split_key[a];
-        }
-        b->prev[r] = mesh.prev;
-        b->next[r] = mesh.next;
+        set_rank(b, r, c, split_colour, split_key, mesh.prev, mesh.next);
     }
     return 1;
 }
@@ -93,13 +99,7 @@ static void student_layout(int tp, int pp, int dp, Layout *s)
         int c[AXES] = { p.tp_rank, p.pp_rank, p.dp_rank };
         int colour[AXES] = { p.tp_colour, p.pp_colour, p.dp_colour };
         int key[AXES] = { p.tp_key, p.pp_key, p.dp_key };
-        for (int a = 0; a < AXES; a++) {
-            s->coords[r][a] = c[a];
-            s->colour[r][a] = colour[a];
-            s->key[r][a] = key[a];
-        }
-        s->prev[r] = p.prev;
-        s->next[r] = p.next;
+        set_rank(s, r, c, colour, key, p.prev, p.next);
     }
 }
 
