@@ -78,9 +78,10 @@ int main(int argc, char **argv)
           "residual stream on a t-th of the rows each", 0, NULL, 0 },
         { "--device", OPT_NAME, 0, "cuda: train (or --verify) on the GPU, in one "
           "process; the CPU is the default", 0, NULL, 0 },
-        { "--precision", OPT_NAME, 0, "fp32, bf16 or fp16: 16-bit weights, "
-          "gradients and activations with fp32 master weights and moments (one "
-          "rank); with --device cuda: fp32, or bf16 GEMM inputs", 0, "fp32", 0 },
+        { "--precision", OPT_NAME, 0, "fp32, bf16, fp16 or fp8: 16-bit weights, "
+          "gradients and activations (fp8: 8-bit inputs to the blocks' linear "
+          "layers) with fp32 master weights and moments (one rank); with "
+          "--device cuda: fp32, or bf16 GEMM inputs", 0, "fp32", 0 },
         { "--schedule", OPT_NAME, 0, "with --pp: gpipe, 1f1b, interleaved or "
           "zb-h1", 0, "1f1b", 0 },
         { "--chunks", OPT_COUNT, 64, "with --schedule interleaved: chunks v of "
