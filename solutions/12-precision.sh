@@ -203,17 +203,17 @@ span() {
 
 # ---------------------------------------------------------------- 12.4 -----
 # The bytes of each convention: fleet memory for 70B and 405B in five
-# conventions (8-bit weights and gradients: 1 + 1 + 4 + 8 bytes).
+# conventions (fp8's: 8-bit weights, bf16 gradients, 1 + 2 + 4 + 8 bytes).
 for p in 70e9:Seventy 405e9:FourHundred; do
     for c in mixed:Mixed fp32:Float lean:Lean fp32-grads:Grads \
              eight:Eight; do
         flags="--precision ${c%%:*}"
-        [ ${c%%:*} = eight ] && flags="--bytes-per-param 14"
+        [ ${c%%:*} = eight ] && flags="--bytes-per-param 15"
         $fleet memory --params ${p%%:*} $flags --json \
             --output "$out/12-ex4-${p%%:*}-${c%%:*}.json"
     done
 done
-show "$out/12-ex4.txt" "$fleet" memory --params 405e9 --bytes-per-param 14
+show "$out/12-ex4.txt" "$fleet" memory --params 405e9 --bytes-per-param 15
 quote_range "$out/12-ex4.txt" '^static state' '^GPUs to hold'
 {
     for p in 70e9:Seventy 405e9:FourHundred; do

@@ -33,7 +33,7 @@ for my $file (@files) {
     my (%seen, @wrong);
     for my $i (1 .. @items) {
         my $item = $items[$i - 1];
-        my ($title) = $item =~ /\A\s*\\textbf\{([^{}]*)\}/;
+        my ($title) = $item =~ /\A\s*\\textbf\{((?:[^{}]|\{[^{}]*\})*)\}/;
         my $what = "exercise $chapter.$i" . (defined $title ? " ($title)" : '');
         my @tags = $item =~ /\\exkind\{([^{}]*)\}/g;
         if (@tags != 1) {
@@ -43,7 +43,7 @@ for my $file (@files) {
         } else {
             $seen{$tags[0]}++;
             push @wrong, "$what: \\exkind is not right after its title"
-                unless $item =~ /\A\s*\\textbf\{[^{}]*\}\s*\\exkind\{/;
+                unless $item =~ /\A\s*\\textbf\{(?:[^{}]|\{[^{}]*\})*\}\s*\\exkind\{/;
         }
         push @{ $seen{'make lab'} }, $i
             if @tags == 1 && $tags[0] eq 'lab' && $item =~ /make\s+lab\s+LAB=/;

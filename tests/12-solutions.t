@@ -163,7 +163,7 @@ sub relative { return relative_error(@_) }
 
 # ----------------------------------------------------------------- 12.4 ----
 {
-    my %bytes = (mixed => 16, fp32 => 16, lean => 10, 'fp32-grads' => 18, eight => 14);
+    my %bytes = (mixed => 16, fp32 => 16, lean => 10, 'fp32-grads' => 18, eight => 15);
     my %name = (mixed => 'Mixed', fp32 => 'Float', lean => 'Lean',
                 'fp32-grads' => 'Grads', eight => 'Eight');
     my %gpus;
