@@ -118,6 +118,13 @@ my ($L, $C) = @tiny{qw(layers hidden)};
            . 'to 8 bits');
     cmp_ok($v->{relative_dgrad_norm}, '<=', $v->{grad_tolerance},
            '... within its tolerance');
+    # The worst case adds every rounding and passes 1 (a zeroed gradient
+    # would pass it); independent roundings add as squares.
+    my $independent = sqrt((12 * $L + 3) * (2 * $u)**2
+                           + (12 * $L + 1) * $u4**2 + (4 * $L + 1) * $u5**2);
+    cmp_ok($v->{relative_dgrad_norm}, '<', $independent,
+           "... and below the root-sum-square of its roundings, "
+           . sprintf('%.3g', $independent));
 }
 
 # ------------------------------------------------------ the bytes held --

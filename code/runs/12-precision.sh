@@ -193,6 +193,8 @@ awk -v steps=$steps -v every=$every -v runs="$runs" \
         d = val["bf16"] - val["fp32"]; if (d < 0) d = -d
         e = val["fp16"] - val["fp32"]; if (e < 0) e = -e
         yard = d > e ? d : e
+        yardwords = sprintf("%.2g, the larger of the moves of bf16 " \
+                            "(%.2g) and of scaled fp16 (%.2g)", yard, d, e)
         macro("PrecRunRoundingSpread", sprintf("%.2g", yard))
         macro("PrecRunRoundingVerdict", slope > 0 \
               ? sprintf("That is as much as fp32%ss own loss fell in " \
@@ -218,16 +220,14 @@ else if (u >= unigram)
 else if (verdict == "lagged")
     macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
           "lagged: its validation loss ended at %.4f, %.2g above " \
-          "fp32%ss, further than the %.2g by which rounding alone moved " \
-          "bf16 or scaled fp16%s.", u, gap, "\x27", yard,
+          "fp32%ss, further than %s%s.", u, gap, "\x27", yardwords,
           slope > 0 ? sprintf(", and what fp32 gained in about %s steps " \
                               "at the end of its run",
                               count(int(gap / slope + 0.5))) : ""))
 else
     macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
           "kept up: its validation loss ended at %.4f, %s from fp32%ss, " \
-          "no further than the %.2g by which rounding alone moved bf16 or " \
-          "scaled fp16.", u, signed(gap), "\x27", yard))
+          "no further than %s.", u, signed(gap), "\x27", yardwords))
 macro("PrecRunUnscaledMeaning", verdict == "kept up" \
       ? "That it kept up says that this small model" "\x27" "s gradients " \
         "lie mostly above fp16" "\x27" "s floor, not that the floor is " \
@@ -248,11 +248,12 @@ if (!finite(val["fp8"]))
           "ended as " val["fp8"] ", not a number.")
 else
     macro("PrecRunFpEightVerdict", sprintf("fp8 ended at %.4f, %s from " \
-          "fp32%ss: %s than the %.2g of bf16 and scaled fp16.", val["fp8"],
+          "fp32%ss: %s than %s. One run of each cannot tell a " \
+          "difference this small from the scatter of a run.", val["fp8"],
           signed(val["fp8"] - val["fp32"]), "\x27",
           (val["fp8"] - val["fp32"] > yard \
            || val["fp8"] - val["fp32"] < -yard) ? "further" \
-          : "no further", yard))
+          : "no further", yardwords))
     }' "$work/losses.txt"
 awk -F, "$formats$common"'
     function whole(x,   k) {
@@ -519,19 +520,17 @@ awk -v cpu="$cpu" -v timed=$timed_steps -v repeats="$repeats" \
                   sprintf("%.2f--%.2f", lo[x], hi[x]))
         }
         macro("PrecRunCostVerdict", lo["bf16"] > 1 \
-              ? sprintf("On this CPU a bf16 step took %.2f times as long " \
-                        "as an fp32 step (%.2f to %.2f in the %s turns): " \
-                        "what the 16-bit format adds here is only work, " \
-                        "the conversions.", ratio["bf16"], lo["bf16"],
-                        hi["bf16"], count(split(repeats, r, " "))) \
+              ? sprintf("In each of the %s turns a bf16 step took longer " \
+                        "than an fp32 step: what the 16-bit format adds " \
+                        "here is only work, the conversions.",
+                        count(split(repeats, r, " "))) \
               : hi["bf16"] < 1 \
-              ? sprintf("On this CPU a bf16 step took only %.2f of an " \
-                        "fp32 step (%.2f to %.2f in the %s turns), though " \
-                        "it does the same fp32 arithmetic and more: " \
-                        "the smaller weights and gradients must have " \
-                        "saved more time in the memory than the " \
-                        "conversions cost.", ratio["bf16"], lo["bf16"],
-                        hi["bf16"], count(split(repeats, r, " "))) \
+              ? sprintf("In each of the %s turns a bf16 step took less " \
+                        "time than an fp32 step, though it does the same " \
+                        "fp32 arithmetic and more: the smaller weights " \
+                        "and gradients must have saved more time in the " \
+                        "memory than the conversions cost.",
+                        count(split(repeats, r, " "))) \
               : sprintf("On this CPU a bf16 step and an fp32 step took " \
                         "about as long: the ratio, %.2f, ranged from " \
                         "%.2f to %.2f over the %s turns, across one, so " \
