@@ -19,3 +19,13 @@ function duration(x,   v, u, w) {
     if (w ~ /e/) w = sprintf("%.0f", v)
     return w "\\," u
 }
+# median_of(a, key, k): the median of a[key, 1] ... a[key, k], the
+# middle one once sorted, or the mean of the middle two when k is even.
+function median_of(a, key, k,   i, j, x, v) {
+    for (i = 1; i <= k; i++) v[i] = a[key, i]
+    for (i = 2; i <= k; i++)
+        for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+            x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
+        }
+    return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+}

@@ -342,18 +342,11 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
     echo blocking; runs_of step_seconds_median blocking
     echo compute; runs_of step_seconds_median compute
     echo waited; runs_of exposed_seconds 2
-} | awk -v tokens="$(field tokens_per_step "$data/07-dp-1-1.json")" -v q="'" '
+} | awk -v tokens="$(field tokens_per_step "$data/07-dp-1-1.json")" -v q="'" \
+      "$(cat code/common/formats.awk)"'
     /^[a-z]/ { name = $1; next }
     { v[name, ++n[name]] = $1 }
-    function median(name,   i, j, k, x, a) {
-        k = n[name]
-        for (i = 1; i <= k; i++) a[i] = v[name, i]
-        for (i = 2; i <= k; i++)
-            for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
-                x = a[j]; a[j] = a[j - 1]; a[j - 1] = x
-            }
-        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-    }
+    function median(name) { return median_of(v, name, n[name]) }
     function range(name,   i, lo, hi) {
         lo = hi = v[name, 1]
         for (i = 2; i <= n[name]; i++) {
@@ -366,12 +359,6 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
         printf "\\newcommand{\\%s}{%s}\n", name, value
     }
     function ms(x) { return sprintf("%.3g", 1e3 * x) }
-    function grouped(x,   s, r) {
-        s = sprintf("%.0f", x)
-        for (r = ""; length(s) > 3; s = substr(s, 1, length(s) - 3))
-            r = "," substr(s, length(s) - 2) r
-        return s r
-    }
     END {
         one = median("one"); two = median("overlapped")
         blocking = median("blocking"); compute = median("compute")

@@ -53,15 +53,7 @@ $(field dp_exposed_s "$f") $(field buckets "$f")"
     -v bytes="$(field gradient_bytes_held "$data/11-buckets-0-1.json")" \
     -v csv="$data/11-buckets.csv" -v q="'" "$formats"'
     { n[$1]++; step[$1, n[$1]] = $2; dp[$1, n[$1]] = $3; count[$1] = $4 }
-    function median(a, name,   i, j, k, x, v) {
-        k = n[name]
-        for (i = 1; i <= k; i++) v[i] = a[name, i]
-        for (i = 2; i <= k; i++)
-            for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
-                x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
-            }
-        return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-    }
+    function median(a, name) { return median_of(a, name, n[name]) }
     function low(a, name,   i, x) {
         x = a[name, 1]
         for (i = 2; i <= n[name]; i++) if (a[name, i] < x) x = a[name, i]

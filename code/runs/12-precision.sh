@@ -492,15 +492,7 @@ awk -F, -v table="$numbers/12-precision-bytes.tex" -v params="$(field \
     }' "$data/12-conventions.csv" "$work/bytes.txt"
 awk -v cpu="$cpu" -v timed=$timed_steps -v repeats="$repeats" \
     "$formats$common"'
-    function median(run,   i, j, x, v, k) {
-        k = n[run]
-        for (i = 1; i <= k; i++) v[i] = t[run, i]
-        for (i = 2; i <= k; i++)
-            for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
-                x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
-            }
-        return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-    }
+    function median(run) { return median_of(t, run, n[run]) }
     { t[$2, ++n[$2]] = $3; turn[$2, $1] = $3; turns[$1] = 1 }
     END {
         macro("PrecRunCpu", cpu); macro("PrecRunTimedSteps", timed)

@@ -39,17 +39,9 @@ for k in $repeats; do
 $(field step_seconds_median "$f")"
     done
 done > "$work/runs.txt"
-awk -v csv="$data/13-stall.csv" '
+awk -v csv="$data/13-stall.csv" "$formats"'
     { n[$1]++; stall[$1, n[$1]] = $2 }
-    function median(kind,   i, j, k, x, v) {
-        k = n[kind]
-        for (i = 1; i <= k; i++) v[i] = stall[kind, i]
-        for (i = 2; i <= k; i++)
-            for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
-                x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
-            }
-        return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-    }
+    function median(kind) { return median_of(stall, kind, n[kind]) }
     function low(kind,   i, x) {
         x = stall[kind, 1]
         for (i = 2; i <= n[kind]; i++) if (stall[kind, i] < x) x = stall[kind, i]
