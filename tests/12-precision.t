@@ -126,6 +126,33 @@ for my $case (sort keys %want) {
     is(train(qw(--steps 1 --precision fp16))->{loss_scale}{initial}, 65536,
        'fp16 starts at 2^16 by default');
 }
+# A fixed scale: --no-loss-scaling --loss-scale S keeps S, even one that
+# overflows (the step is taken, not skipped), and one below 1.
+for my $s (2**-3, 2**40) {
+    my $r = train(qw(--steps 4 --precision fp16 --no-loss-scaling
+                     --loss-scale), $s, '--log', "$dir/fixed.csv");
+    my @rows = log_rows("$dir/fixed.csv");
+    is(scalar(grep { abs($_->{loss_scale} / $s - 1) < 1e-8   # 9 digits
+                     && !$_->{skipped} } @rows), 4,
+       "--no-loss-scaling --loss-scale $s: every step at $s, none skipped");
+    is($r->{loss_scale}{final}, $s, "... and it ends at $s");
+}
+# A power of two inside bf16's range changes no bit of a bf16 run: the
+# loss is multiplied by 2^-14 before the backward pass and the gradient
+# divided by it in the step, both exactly. In fp16 the same S flushes
+# gradients to zero, and the run differs.
+{
+    my @base = qw(--steps 5 --eval-every 5 --no-loss-scaling);
+    my $tiny = 2**-14;
+    my $bf = train(@base, qw(--precision bf16));
+    my $bf_small = train(@base, qw(--precision bf16 --loss-scale), $tiny);
+    is($bf_small->{val_loss}, $bf->{val_loss},
+       'bf16 at S = 2^-14 ends with the very loss of S = 1');
+    my $half = train(@base, qw(--precision fp16));
+    my $half_small = train(@base, qw(--precision fp16 --loss-scale), $tiny);
+    isnt($half_small->{val_loss}, $half->{val_loss},
+         'fp16 at S = 2^-14 does not: its small gradients flush to zero');
+}
 
 # ------------------------------------------------- checkpoint and resume --
 {
@@ -197,9 +224,10 @@ refused('--fp32-grads in fp32', qr/--fp32-grads and the loss-scale flags/,
         $minigpt, @tiny, '--fp32-grads');
 refused('--loss-scale in fp32', qr/loss-scale flags are for --precision/,
         $minigpt, @tiny, qw(--loss-scale 8));
-refused('--no-loss-scaling with --loss-scale', qr/keeps the scale at 1/,
+refused('--no-loss-scaling with --loss-scale-window',
+        qr/keeps the scale fixed; drop --loss-scale-window/,
         $minigpt, @tiny, qw(--precision fp16 --no-loss-scaling
-                            --loss-scale 8));
+                            --loss-scale-window 8));
 refused('--precision bf16 with --zero', qr/--zero, --gradcheck and --dump/,
         $minigpt, @tiny, qw(--precision bf16 --zero 1));
 refused('--grad-histogram with micro-batches', qr/one micro-batch/,

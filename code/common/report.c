@@ -1,5 +1,6 @@
 /* Tangled from chapters/90-plumbing.nw; edit the chapter, not this file. */
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,8 @@ static void print_json_object(FILE *out, const Report *r, const char *indent)
         written[depth] = 1;
         if (f->kind == FIELD_TEXT)
             fprintf(out, "\"%s\"", f->text);
+        else if (!isfinite(f->value))   /* JSON has no NaN or infinity */
+            fputs("null", out);
         else
             fprintf(out, "%.17g", f->value);
     }

@@ -99,8 +99,9 @@ int main(int argc, char **argv)
           NULL, 0 },
         { "--loss-scale-window", OPT_COUNT, 1e9, "steps without overflow before "
           "the loss scale doubles", 2000, NULL, 0 },
-        { "--no-loss-scaling", OPT_SWITCH, 0, "keep the loss scale at 1 and step "
-          "even when the gradient overflows (plain fp16)", 0, NULL, 0 },
+        { "--no-loss-scaling", OPT_SWITCH, 0, "keep the loss scale fixed, at 1 or "
+          "at --loss-scale, and step even when the gradient overflows (plain "
+          "fp16)", 0, NULL, 0 },
         { "--grad-histogram", OPT_PATH, 0, "write the first step's gradient "
           "magnitudes here, as CSV: the count at each binary exponent", 0, NULL,
           0 },

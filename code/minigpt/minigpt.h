@@ -443,7 +443,7 @@ struct DataParallel {
                                  the ranks'                                */
     NumberFormat format;      /* Chapter 12: --precision                    */
     int fp32_grads;           /* --fp32-grads                               */
-    int loss_scaling;         /* 0: --no-loss-scaling                       */
+    int loss_scaling;         /* 0: --no-loss-scaling, S stays as it starts */
     double initial_scale;     /* --loss-scale, or the format's default      */
     int scale_window;         /* --loss-scale-window                        */
     const char *histogram_path;           /* --grad-histogram, until written */

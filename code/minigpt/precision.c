@@ -285,7 +285,7 @@ static void mixed_finish_gradients(DataParallel *dp)
 }
 
 /* Skip and halve on an overflow; double after a window of clean steps.
-   --no-loss-scaling keeps S at 1 and skips nothing. */
+   --no-loss-scaling keeps S as it started and skips nothing. */
 static void update_loss_scale(DataParallel *dp)
 {
     MixedPrecision *p = dp->mixed;
@@ -430,7 +430,7 @@ static int mixed_init(DataParallel *dp)
         return -1;
     tp_init_weights(m, p->master, dp->seed);
     round_all_weights(p, m);
-    p->scale = p->scale_used = dp->loss_scaling ? dp->initial_scale : 1;
+    p->scale = p->scale_used = dp->initial_scale;
     dp->runs = malloc(sizeof(ShardRun) * PARAM_TENSORS);
     if (dp->runs == NULL)
         return -1;
@@ -674,7 +674,7 @@ void precision_report(Report *r, const Settings *set)
     for (int k = 0; k < BYTE_KINDS; k++)
         report_add(r, keys[k], FIELD_BYTES, b[k]);
     report_add(r, "loss_scale.initial", FIELD_REAL,
-               p != NULL && dp->loss_scaling ? dp->initial_scale : 1);
+               p != NULL ? dp->initial_scale : 1);
     report_add(r, "loss_scale.final", FIELD_REAL,
                p != NULL ? p->scale : 1);
     report_add(r, "loss_scale.skipped_steps", FIELD_COUNT,

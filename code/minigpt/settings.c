@@ -305,7 +305,8 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
             axis->loss_scaling = !option_given(o, "--no-loss-scaling");
             axis->scale_window = (int)option_number(o, "--loss-scale-window");
             axis->initial_scale = option_given(o, "--loss-scale")
-                                ? option_number(o, "--loss-scale") : fp16 ? 65536 : 1;
+                                ? option_number(o, "--loss-scale")
+                                : fp16 && axis->loss_scaling ? 65536 : 1;
             axis->histogram_path = option_text(o, "--grad-histogram");
             if (option_given(o, "--device") && fp8) {
                 complain(command, "--device cuda has no fp8 GEMMs; --precision fp8 "
@@ -332,10 +333,10 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
                 complain(command, "--fp32-grads and the loss-scale flags are for "
                          "--precision bf16 or fp16");
                 return 2;
-            } else if (!axis->loss_scaling && (option_given(o, "--loss-scale")
-                           || option_given(o, "--loss-scale-window"))) {
-                complain(command, "--no-loss-scaling keeps the scale at 1; drop "
-                         "--loss-scale and --loss-scale-window");
+            } else if (!axis->loss_scaling
+                       && option_given(o, "--loss-scale-window")) {
+                complain(command, "--no-loss-scaling keeps the scale fixed; drop "
+                         "--loss-scale-window");
                 return 2;
             } else if (!fp32 && ranks > 1) {
                 complain(command, "--precision %s trains on one rank in this "

@@ -16,10 +16,9 @@ mkdir -p "$numbers" "$data"
 rm -rf "$work" && mkdir -p "$work"
 minigpt="$bin/minigpt --machine $machine --quiet"
 steps=300 every=20
-runs="fp32 bf16 fp16 fp16-unscaled fp8"
+runs="fp32 bf16 fp16 fp8"
 flags_of() {      # the trainer's flags for the run named $1
     case $1 in
-        fp16-unscaled) echo "--precision fp16 --no-loss-scaling" ;;
         fp32-grads) echo "--precision bf16 --fp32-grads" ;;
         *) echo "--precision $1" ;;
     esac
@@ -28,8 +27,6 @@ for run in $runs; do
     histogram=
     case $run in
         fp32) histogram="--grad-histogram $data/12-histogram.csv" ;;
-        fp16-unscaled) histogram="--grad-histogram \
-$data/12-histogram-fp16-unscaled.csv" ;;
     esac
     $minigpt $(flags_of $run) --steps $steps --eval-every $every \
         $histogram --log "$data/12-log-$run.csv" --json \
@@ -66,11 +63,38 @@ for loss in train_loss val_loss; do
                 printf "\n"
             }
         }
-        function title(r) {
-            return r == "fp16" ? "fp16 scaled" \
-                 : r == "fp16-unscaled" ? "fp16 unscaled" : r
-        }' > "$data/12-$loss.csv"
+        function title(r) { return r == "fp16" ? "fp16 scaled" : r }' \
+        > "$data/12-$loss.csv"
 done
+share_steps=100 share_most=14
+tokens=$(awk -v b="$(field batch "$data/12-run-fp32.json")" \
+             -v t="$(field seq "$data/12-run-fp32.json")" \
+             'BEGIN { print b * t }')
+octaves() {       # log2 of a design's tokens per replica over $tokens
+    "$bin/fleet" step $1 --json | awk -v tokens=$tokens '
+        /"tokens_per_replica"/ { n = $2 + 0 }
+        END { print int(log(n / tokens) / log(2) + 0.5) }'
+}
+# Chapter 3's designs A and B, as code/runs/03-step.sh runs them.
+k_a=$(octaves "--tp 8 --zero 3")
+k_b=$(octaves "--tp 8 --pp 8 --dp 16 --zero 1 --micro-batch-tokens 4096")
+shares=$(awk -v most=$share_most -v a=$k_a -v b=$k_b 'BEGIN {
+    for (k = 0; k <= most; k += 2) s[k]; s[a]; s[b]
+    for (k in s) print k }' | sort -n | tr '\n' ' ')
+initial=$(field loss_scale_initial "$data/12-run-fp16.json")
+fixed() { awk -v k=$1 'BEGIN { printf "--loss-scale %.17g", 2 ^ -k }'; }
+share="$minigpt --steps $share_steps --eval-every $share_steps --json"
+{   for k in $shares; do
+        echo "$share --precision fp16 --no-loss-scaling $(fixed $k) \
+--grad-histogram $work/share-$k.csv --output $work/share-$k.json"
+    done
+    echo "$share --output $work/share-fp32.json"
+    echo "$share --precision bf16 --no-loss-scaling $(fixed $share_most) \
+--output $work/share-bf16.json"
+    echo "$share --precision fp16 --loss-scale $(awk -v s="$initial" \
+-v k=$share_most 'BEGIN { printf "%.17g", s * 2 ^ -k }') \
+--output $work/share-scaled.json"
+} | xargs -P 2 -I RUN sh -c RUN
 "$bin/formats" --ranges --json > "$data/12-ranges.json"
 scale=$(field loss_scale_initial "$data/12-run-fp16.json")
 awk -v scale="$scale" '
@@ -143,11 +167,18 @@ function sig3(x) { return sprintf("%.3g", x) }
 function pc(x) { return (x == 0 ? "0" : x < 1e-4 ? sprintf("%.2g", 100 * x) \
                          : sig3(100 * x)) "\\,\\%" }
 function finite(x) { return x ~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ }
-function signed(x) { return x < 0 ? "$-$" sprintf("%.2g", -x) \
-                                  : "+" sprintf("%.2g", x) }
+function verdict(loss, base, yard, floor) {   # fp16 without the scaler
+    return !finite(loss) || loss >= floor ? "failed" \
+         : loss - base > yard ? "lagged" : "kept up" }
+function signed(x,   a, e) {   # below 10^-4 as a power of ten
+    a = x < 0 ? -x : x
+    if (a == 0 || a >= 1e-4)
+        return (x < 0 ? "$-$" : "+") sprintf("%.2g", a)
+    e = int(log(a) / log(10)); if (10 ^ e > a) e--
+    return sprintf("$%s%.2g \\times 10^{%d}$", x < 0 ? "-" : "+",
+                   a / 10 ^ e, e) }
 function camel(run) { return run == "fp32" ? "FpThirtyTwo" \
     : run == "bf16" ? "BfSixteen" : run == "fp16" ? "FpSixteen" \
-    : run == "fp16-unscaled" ? "FpSixteenUnscaled" \
     : run == "fp8" ? "FpEight" : "FpThirtyTwoGrads" }
 function count(x) { return x <= 12 ? small[x] : grouped(x) }
 BEGIN { split("one two three four five six seven eight nine ten " \
@@ -203,46 +234,6 @@ awk -v steps=$steps -v every=$every -v runs="$runs" \
               : sprintf("fp32%ss own loss did not fall over the last " \
                         "%s steps of its run, so the difference cannot " \
                         "be put in steps.", "\x27", 3 * every))
-u = val["fp16-unscaled"]; gap = u - val["fp32"]
-verdict = !finite(u) || u >= unigram ? "failed" \
-        : gap > yard ? "lagged" : "kept up"
-macro("PrecRunUnscaledWord", verdict)
-if (!finite(u))
-    macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
-          "failed: its validation loss ended as %s, not a number, so " \
-          "some step produced an infinity or a NaN that nothing caught.",
-          u))
-else if (u >= unigram)
-    macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
-          "failed: its validation loss ended at %.4f, no lower than the " \
-          "%.3f of a model that knows only how often each token occurs.",
-          u, unigram))
-else if (verdict == "lagged")
-    macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
-          "lagged: its validation loss ended at %.4f, %.2g above " \
-          "fp32%ss, further than %s%s.", u, gap, "\x27", yardwords,
-          slope > 0 ? sprintf(", and what fp32 gained in about %s steps " \
-                              "at the end of its run",
-                              count(int(gap / slope + 0.5))) : ""))
-else
-    macro("PrecRunUnscaledVerdict", sprintf("Without loss scaling, fp16 " \
-          "kept up: its validation loss ended at %.4f, %s from fp32%ss, " \
-          "no further than %s.", u, signed(gap), "\x27", yardwords))
-macro("PrecRunUnscaledMeaning", verdict == "kept up" \
-      ? "That it kept up says that this small model" "\x27" "s gradients " \
-        "lie mostly above fp16" "\x27" "s floor, not that the floor is " \
-        "harmless: what falls below it is lost without a word, and a " \
-        "deeper model, or gradients that shrink as training goes on, " \
-        "puts more below it. The scaler costs a skipped step now and " \
-        "then; it is what keeps the tail in range whatever the model." \
-      : verdict == "lagged" \
-      ? "It lagged without any error or warning: the gradients that " \
-        "rounded to zero were updates it never made, and only a " \
-        "comparison with another run shows what they were worth. That " \
-        "silence is why fp16 is not trained without a scaler." \
-      : "It failed, and nothing in the run said so but the loss: " \
-        "without the scaler no step checks its gradients, none is " \
-        "skipped, and no scale moves the tail back into range.")
 if (!finite(val["fp8"]))
     macro("PrecRunFpEightVerdict", "fp8 failed: its validation loss " \
           "ended as " val["fp8"] ", not a number.")
@@ -350,22 +341,211 @@ macro("PrecRunBfloatVerdict", bf == 0 \
                 "subnormal, $2^{%d}$: the smallest in the octave of " \
                 "$2^{%d}$.", "\x27", sub_bf, lo))
     }' "$data/12-limits.csv" "$data/12-histogram.csv"
-awk -F, "$formats$common"'
+for run in fp32 bf16 scaled $shares; do
+    echo "$run $(field val_loss "$work/share-$run.json")"
+done > "$work/share-losses.txt"
+awk -F'[, ]' -v tokens=$tokens -v steps=$share_steps -v most=$share_most \
+    -v k_a=$k_a -v k_b=$k_b -v shares="$shares" \
+    -v unigram="$(field unigram_entropy "$data/12-run-fp32.json")" \
+    -v table="$data/12-share.csv" -v lines="$data/12-share-lines.csv" \
+    "$formats$common"'
     FILENAME ~ /limits/ { if (FNR == 2) floor16 = -int(-$1 + 0.5) - 1
                           next }
+    FILENAME ~ /losses/ { loss[$1] = $2; next }
     FNR == 1 { next }
-    {   k = FILENAME ~ /unscaled/ ? "fp16" : "fp32"
-        if ($1 == "zero") { zero[k, 1] = $2; zero[k, 2] = $3; next }
-        total[k, 1] += $2; total[k, 2] += $3
-        if ($1 + 0 < floor16) { lost[k, 1] += $2; lost[k, 2] += $3 } }
+    {   r = FILENAME ~ /share-/ ? FILENAME : "fp32"
+        sub(/.*share-/, "", r); sub(/\.csv$/, "", r)
+        if ($1 == "zero") { zero[r, 1] = $2; zero[r, 2] = $3; next }
+        total[r, 1] += $2; total[r, 2] += $3
+        hist[r, 1, $1 + 0] = $2; hist[r, 2, $1 + 0] = $3 }
+    function below(r, i, e,   x, n) {    # kind i of run r below 2^e
+        for (x in hist) { split(x, key, SUBSEP)
+            if (key[1] == r && key[2] == i && key[3] + 0 < e) n += hist[x] }
+        return n
+    }
+    function lost(k, i) { return (zero[k, i] + below(k, i, floor16 + k) \
+                                  - zero["fp32", i]) / total["fp32", i] }
+    function predicted(k, i) { return below("fp32", i, floor16 + k) \
+                                      / total["fp32", i] }
+    function prev(k,   j) { for (j = 2; j <= n; j++) if (ks[j] == k) \
+                                return ks[j - 1] }
+    function shown(x) { return finite(x) ? sprintf("%.4f", x) \
+                                         : "not a number" }
+    function shown_gap(k) { return finite(loss[k]) \
+                                   ? signed(loss[k] - loss["fp32"]) \
+                                   : "as NaN" }
     END {
-        split("Param Activation", names, " ")
-        for (i = 1; i <= 2; i++)
-            macro("PrecRunUnscaled" names[i] "Lost",
-                  pc((zero["fp16", i] + lost["fp16", i] - zero["fp32", i]) \
-                     / total["fp32", i]))
-    }' "$data/12-limits.csv" "$data/12-histogram.csv" \
-    "$data/12-histogram-fp16-unscaled.csv"
+        n = split(shares, ks, " ")
+        base = loss["fp32"]
+        d = loss["bf16"] - base; if (d < 0) d = -d
+        e = loss["scaled"] - base; if (e < 0) e = -e
+        yard = d > e ? d : e
+        print "k,tokens,predicted_activation,lost_activation," \
+              "predicted_param,lost_param,val_loss" > table
+        for (j = 1; j <= n; j++) {
+            k = ks[j]
+            printf "%d,%d,%.6g,%.6g,%.6g,%.6g,%s\n", k, tokens * 2 ^ k,
+                   predicted(k, 2), lost(k, 2), predicted(k, 1), lost(k, 1),
+                   finite(loss[k]) ? loss[k] : "nan" > table
+        }
+        close(table)
+        print "fp32,unigram,bf16,scaled,most,k_a,k_b" > lines
+        printf "%s,%s,%s,%s,%d,%d,%d\n", base, unigram, loss["bf16"],
+               loss["scaled"], most, k_a, k_b > lines
+        close(lines)
+        macro("PrecShareSteps", steps); macro("PrecShareTokens", tokens)
+        macro("PrecShareMost", most)
+        macro("PrecShareLossFpThirtyTwo", sprintf("%.4f", base))
+        macro("PrecShareYard", sprintf("%.2g", yard))
+        macro("PrecShareUnscaledActivationLost", pc(lost(0, 2)))
+        macro("PrecShareUnscaledParamLost", pc(lost(0, 1)))
+for (j = 1; j <= n; j++) gap[ks[j]] = finite(loss[ks[j]]) \
+                                      ? loss[ks[j]] - base : 1e30
+onset = ""
+for (j = 2; j <= n && onset == ""; j++) {
+    band = 0
+    for (i = 1; i < j; i++)
+        band = gap[ks[i]] > band ? gap[ks[i]] \
+             : -gap[ks[i]] > band ? -gap[ks[i]] : band
+    rises = 1
+    for (i = j; i <= n; i++) rises = rises && gap[ks[i]] > band
+    if (rises) onset = ks[j]
+}
+if (onset == "") {
+    band = 0
+    for (i = 1; i <= n; i++)
+        band = gap[ks[i]] > band ? gap[ks[i]] \
+             : -gap[ks[i]] > band ? -gap[ks[i]] : band
+}
+fail = ""
+for (j = 1; j <= n && fail == ""; j++)
+    if (verdict(loss[ks[j]], base, yard, unigram) == "failed") fail = ks[j]
+macro("PrecShareBand", sprintf("%.2g", band))
+macro("PrecShareOnsetVerdict", onset == "" \
+      ? sprintf("No share up to $k = %d$ moved the loss out of the " \
+                "scatter: every run ended within %.2g of fp32%ss, either " \
+                "way.", most, band, "\x27") \
+      : sprintf("Up to $k = %d$ the runs ended within %.2g of fp32%ss " \
+                "loss, either way, as paths that round " \
+                "differently do. From $k = %d$ on, every run ended " \
+                "further above: %s at $k = %d$, where the histogram " \
+                "predicts that %s of the activations%s gradients flush " \
+                "and the run%ss own first step lost %s.",
+                prev(onset), band, "\x27", onset, signed(gap[onset]),
+                onset, pc(predicted(onset, 2)), "\x27", "\x27",
+                pc(lost(onset, 2))))
+if (fail == "")
+    macro("PrecShareFailVerdict", sprintf("None failed outright: at " \
+          "$k = %d$, where %s of the activations%s gradients are " \
+          "predicted to flush, the loss still ended at %s, below the " \
+          "%.3f of a model that knows only how often each token occurs.",
+          most, pc(predicted(most, 2)), "\x27", shown(loss[most]),
+          unigram))
+else {
+    closest = 1e30
+    for (j = 1; j <= n; j++)
+        if (ks[j] + 0 > fail + 0 && gap[ks[j]] < closest)
+            closest = gap[ks[j]]
+    macro("PrecShareFailVerdict", sprintf("At $k = %d$, a step over %s " \
+          "tokens, the run failed: its loss ended at %s, %s. The " \
+          "histogram predicts that %s of its activations%s gradients " \
+          "flush, and its first step lost %s of them and %s of the " \
+          "parameters%s.%s", fail, grouped(tokens * 2 ^ fail),
+          shown(loss[fail]), finite(loss[fail]) \
+          ? sprintf("no lower than the %.3f of a model that knows only " \
+                    "how often each token occurs", unigram) \
+          : "not a number", pc(predicted(fail, 2)), "\x27",
+          pc(lost(fail, 2)), pc(lost(fail, 1)), "\x27",
+          closest < 1e30 ? sprintf(" Every run at a larger share ended " \
+                                   "at least %.2g above fp32.", closest) \
+                         : ""))
+}
+worst = 0; at_worst = ks[1]
+for (j = 1; j <= n; j++) {
+    k = ks[j]
+    if (fail != "" && k + 0 >= fail + 0) continue
+    d = lost(k, 2) - predicted(k, 2); if (d < 0) d = -d
+    if (d >= worst) { worst = d; at_worst = k }
+}
+macro("PrecShareCascadeVerdict", sprintf("%s the run%ss first step lost " \
+      "the share of the activations%s gradients that fp32%ss histogram " \
+      "predicts, to within %.2g points (at $k = %d$: %s predicted, %s " \
+      "lost).%s", fail == "" ? "At every share" \
+      : sprintf("Below $k = %d$,", fail), "\x27", "\x27", "\x27",
+      100 * worst, at_worst, pc(predicted(at_worst, 2)),
+      pc(lost(at_worst, 2)), fail == "" ? "" \
+      : sprintf(" At $k = %d$ it lost %s where %s was predicted: once " \
+                "most of a layer%ss gradient is zero, the gradients " \
+                "computed from it are zero too, and the losses cascade " \
+                "down the backward pass.", fail, pc(lost(fail, 2)),
+                pc(predicted(fail, 2)), "\x27")))
+split("A B", names, " "); kk["A"] = k_a; kk["B"] = k_b
+for (i = 1; i <= 2; i++) {
+    x = names[i]; k = kk[x]
+    macro("PrecShareDesign" x "K", k)
+    macro("PrecShareDesign" x "Predicted", pc(predicted(k, 2)))
+    macro("PrecShareDesign" x "Lost", pc(lost(k, 2)))
+    macro("PrecShareDesign" x "Diff", finite(loss[k]) \
+          ? signed(loss[k] - base) : "not a number")
+    said[x] = sprintf("design~%s%ss, $k = %d$, %s of the activations%s " \
+                      "gradients flush and the loss ended %s from " \
+                      "fp32%ss, %s", x, "\x27", k, pc(lost(k, 2)), "\x27",
+                      finite(loss[k]) ? signed(loss[k] - base) : "as NaN",
+                      "\x27", fail != "" && k + 0 >= fail + 0 \
+                      ? "a failed run" \
+                      : onset != "" && k + 0 >= onset + 0 \
+                      ? "out of the scatter" : "within the scatter")
+}
+macro("PrecShareDesignVerdict", sprintf("At %s; at %s.", said["A"],
+                                        said["B"]))
+macro("PrecShareScaledDiff", signed(loss["scaled"] - base))
+macro("PrecShareBfSixteenDiff", signed(loss["bf16"] - base))
+macro("PrecShareUnscaledMostDiff", finite(loss[most]) \
+      ? signed(loss[most] - base) : "not a number")
+inside = (loss["scaled"] - base <= band && base - loss["scaled"] <= band)
+inside_bf = (loss["bf16"] - base <= band && base - loss["bf16"] <= band)
+macro("PrecShareCureVerdict", sprintf("At $k = %d$, where fp16 without " \
+      "the scaler ended %s from fp32, fp16 with it ended %s and bf16 %s: " \
+      "%s.", most, finite(loss[most]) ? signed(loss[most] - base) \
+      : "as NaN", signed(loss["scaled"] - base),
+      signed(loss["bf16"] - base), inside && inside_bf \
+      ? "both within the scatter of the runs at small shares" \
+      : inside ? "fp16 within the scatter of the runs at small shares, " \
+                 "bf16 outside it" \
+      : inside_bf ? "bf16 within the scatter of the runs at small " \
+                    "shares, fp16 outside it" \
+      : "neither within the scatter of the runs at small shares"))
+macro("PrecShareLesson", fail == "" \
+      ? sprintf("in this book%ss small model %s of the activations%s " \
+                "gradients at its first step; a step over $2^{%d}$ " \
+                "times as many tokens moves every gradient %d octaves " \
+                "down, and there it loses %s of them", "\x27",
+                pc(lost(0, 2)), "\x27", most, most, pc(lost(most, 2))) \
+      : sprintf("in this book%ss small model %s of the activations%s " \
+                "gradients at its first step, too few to matter; a step " \
+                "over $2^{%d}$ times as many tokens moves every gradient " \
+                "%d octaves down, and there it loses %s of them and " \
+                "fails to train", "\x27", pc(lost(0, 2)), "\x27", fail,
+                fail, pc(lost(fail, 2))))
+macro("PrecShareMeaning", sprintf("Without the scaler, fp16 loses what " \
+      "falls below its floor, and how much falls there is set by the " \
+      "tokens a step averages over, one octave per doubling. At this " \
+      "model%ss own step of %s tokens it lost %s of the activations%s " \
+      "gradients, and its loss ended within the scatter of paths that " \
+      "round differently; %s (Section~\\ref{sec:precision-share}). The " \
+      "scaler costs a skipped step now and then, and it keeps the tail " \
+      "in range whatever the step.", "\x27", grouped(tokens), pc(lost(0, 2)),
+      "\x27", fail == "" \
+      ? sprintf("at the share of a step over %s tokens it lost %s and " \
+                "its loss ended %s from fp32%ss, without failing",
+                grouped(tokens * 2 ^ most), pc(lost(most, 2)),
+                shown_gap(most), "\x27") \
+      : sprintf("at the share of a step over %s tokens it lost %s, and " \
+                "the run failed", grouped(tokens * 2 ^ fail),
+                pc(lost(fail, 2)))))
+    }' "$data/12-limits.csv" "$work/share-losses.txt" \
+    "$data/12-histogram.csv" $(for k in $shares; do
+                                   echo "$work/share-$k.csv"; done)
 f="$data/12-run-fp16.json"
 awk -F, -v window="$window" -v steps=$steps \
     -v initial="$(field loss_scale_initial "$f")" \
