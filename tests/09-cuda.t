@@ -108,8 +108,8 @@ refused('unknown precision', qr/--precision: unknown "fp16"/, $minigpt,
         '--device', 'cuda', '--precision', 'fp16');
 refused('save', qr/--save is not offered with --device cuda/, $minigpt,
         '--device', 'cuda', '--save', "$dir/state.bin");
-refused('two ranks', qr/runs in one process/,
-        mpiexec(2, $minigpt, '--device', 'cuda', '--dp', 2));
+refused('a pipeline', qr/--pp is not offered with --device cuda/,
+        mpiexec(2, $minigpt, '--device', 'cuda', '--pp', 2));
 refused('fp64 twin', qr/no CUDA backend \(it is double precision\)/,
         "$root/build/bin/minigpt-fp64", '--device', 'cuda');
 
