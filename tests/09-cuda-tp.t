@@ -151,7 +151,9 @@ for my $program ($emulated, $minigpt) {
 # are zero, cannot see it.)
 my $dir = tempdir(CLEANUP => 1);
 my ($flags) = (slurp("$root/build/obj/cflags") // '') =~ /^\S+\s+(.*)$/;
-my ($status, $link) = run('make', '-n', '-B', '-C', $root,
+# (make check-sanitize builds the objects with SANITIZE=1: so is the link.)
+my @sanitized = ($flags // '') =~ /-fsanitize/ ? ('SANITIZE=1') : ();
+my ($status, $link) = run('make', '-n', '-B', '-C', $root, @sanitized,
                           '--no-print-directory', 'build/bin/minigpt-emulated');
 my ($link_line) = grep { /-o build\/bin\/minigpt-emulated$/ } split /\n/, $link;
 ok(defined $flags && defined $link_line, 'the build\'s flags and link line')
