@@ -7,8 +7,9 @@
 # 2 and 4, with micro-batches and with --dp 2, in fp32 and in bf16; the
 # collectives counted per block per micro-batch are the CPU trainer's; the
 # flags a GPU run does not offer are refused on every rank in one line;
-# and two mutated copies of device.c (a collective left out, the norm's
-# replicated tensors counted on every rank) fail the same --verify.
+# and three mutated copies of device.c (a collective left out, the norm's
+# replicated tensors counted on every rank, a replicated bias added on
+# every rank) fail --verify or the comparison of training runs.
 # Where there is no GPU, the real --device cuda runs are reported skipped.
 # Run after `make`:  prove -v tests/09-cuda-tp.t
 use strict;
@@ -107,9 +108,9 @@ for my $t (2, 4) {
 }
 
 # ---- training on a mesh is training on one rank ----
+my @steps = qw(--steps 3 --quiet);
+my $one = json_of($emulated, @tiny, '--device', 'cuda', @steps);
 {
-    my @steps = qw(--steps 3 --quiet);
-    my $one = json_of($emulated, @tiny, '--device', 'cuda', @steps);
     my $mesh = json_of(mpiexec(4, $emulated, @tiny, '--device', 'cuda',
                                qw(--tp 2 --dp 2), @steps));
     close_to($mesh->{train_loss}, $one->{train_loss}, 1e-4,
@@ -138,43 +139,49 @@ for my $program ($emulated, $minigpt) {
                     --verify)));
 }
 
-# ---- the check can fail ----
-# device.c compiled twice more, each time with one mistake (warnings not
-# errors: a mistake can leave a variable unused), and linked as
-# minigpt-emulated is: without the f operator's all-reduce in a
+# ---- the checks can fail ----
+# device.c compiled three times more, each time with one mistake (warnings
+# not errors: a mistake can leave a variable unused), and linked as
+# minigpt-emulated is. Without the f operator's all-reduce in a
 # column-parallel layer's backward pass, and with the squares of the
-# tensors every rank holds counted on every rank in the gradient's norm
-# (so the first step, whose norm is above the clip of 1, is clipped
-# harder). Each must fail --verify on two ranks, and pass it on one, where
-# neither mistake changes anything. (A row-parallel bias added on every
-# rank would not be seen: one step from the initial weights, whose biases
-# are zero, cannot see it.)
+# tensors every rank holds counted on every rank in the gradient's norm (so
+# the first step, whose norm is above the clip of 1, is clipped harder),
+# --verify fails on two ranks and passes on one, where neither mistake
+# changes anything. With the row-parallel bias added on every rank of the
+# group instead of once, --verify passes, since one step from the initial
+# weights, whose biases are zero, cannot see it; three steps of training
+# on two ranks then end away from one rank's loss, which the training
+# check above would catch.
 my $dir = tempdir(CLEANUP => 1);
 my ($flags) = (slurp("$root/build/obj/cflags") // '') =~ /^\S+\s+(.*)$/;
 # (make check-sanitize builds the objects with SANITIZE=1: so is the link.)
 my @sanitized = ($flags // '') =~ /-fsanitize/ ? ('SANITIZE=1') : ();
 my ($status, $link) = run('make', '-n', '-B', '-C', $root, @sanitized,
-                          '--no-print-directory', 'build/bin/minigpt-emulated');
-my ($link_line) = grep { /-o build\/bin\/minigpt-emulated$/ } split /\n/, $link;
+                          '--no-print-directory',
+                          'build/bin/minigpt-emulated');
+my ($link_line) = grep { /-o build\/bin\/minigpt-emulated$/ }
+                  split /\n/, $link;
 ok(defined $flags && defined $link_line, 'the build\'s flags and link line')
   or diag($link);
 my $source = slurp("$root/code/cuda/device.c");
-my %mutants = (
-    'no f all-reduce' => [qr/^\s*through_host\(g, f_backward, din, \(size_t\)N \* C\);\n/m,
-                          ''],
-    'replicated squares on every rank' => [qr/if \(tp_counts_tensor\(m, t\)\)/,
-                                           'if (1)'],
+my @mutants = (
+    ['no f all-reduce', 'verify',
+     qr/^\s*through_host\(g, f_backward, din, \(size_t\)N \* C\);\n/m, ''],
+    ['replicated squares on every rank', 'verify',
+     qr/if \(tp_counts_tensor\(m, t\)\)/, 'if (1)'],
+    ['bias on every rank', 'training', qr/first \? bias : NULL/, 'bias'],
 );
-for my $mutant (sort keys %mutants) {
-    my ($from, $to) = @{ $mutants{$mutant} };
+for my $m (@mutants) {
+    my ($mutant, $caught_by, $from, $to) = @$m;
     (my $mutated = $source) =~ s/$from/$to/;
     isnt($mutated, $source, "$mutant: device.c is changed");
     (my $file = "$dir/$mutant.c") =~ s/ /-/g;
     write_file($file, $mutated);
     my $object = $file =~ s/\.c$/.o/r;
     my $program = $file =~ s/\.c$//r;
-    ($status, undef, my $err) = run('sh', '-c', "mpicc $flags -Wno-error -I$root/code/cuda "
-                                    . "-c '$file' -o '$object'");
+    ($status, undef, my $err) = run('sh', '-c', "mpicc $flags -Wno-error "
+                                    . "-I$root/code/cuda -c '$file' "
+                                    . "-o '$object'");
     is($status, 0, "$mutant: compiles") or diag($err);
     (my $line = $link_line) =~ s{build/obj/cuda/device\.o}{'$object'};
     $line =~ s{-o build/bin/minigpt-emulated$}{-o '$program'};
@@ -182,11 +189,23 @@ for my $mutant (sort keys %mutants) {
     is($status, 0, "$mutant: links") or diag($err);
     ($status, my $out, $err) = run(mpiexec(2, $program, @tiny, qw(--device
                                            cuda --tp 2 --verify)));
-    is($status, 1, "$mutant: --tp 2 --verify fails (exit 1)")
+    if ($caught_by eq 'verify') {
+        is($status, 1, "$mutant: --tp 2 --verify fails (exit 1)")
+          or diag($out . $err);
+        like($out, qr/: FAIL$/m, "$mutant: and says FAIL");
+        ($status, $out, $err) = run($program, @tiny, qw(--device cuda
+                                                       --verify));
+        is($status, 0, "$mutant: one rank still passes")
+          or diag($out . $err);
+        next;
+    }
+    is($status, 0, "$mutant: --tp 2 --verify does not see it")
       or diag($out . $err);
-    like($out, qr/: FAIL$/m, "$mutant: and says FAIL");
-    ($status, $out, $err) = run($program, @tiny, qw(--device cuda --verify));
-    is($status, 0, "$mutant: one rank still passes") or diag($out . $err);
+    my $r = json_of(mpiexec(2, $program, @tiny, qw(--device cuda --tp 2),
+                            @steps));
+    my $off = abs($r->{train_loss} - $one->{train_loss}) / $one->{train_loss};
+    cmp_ok($off, '>', 1e-4, "$mutant: training on two ranks ends $off "
+           . 'away from one rank\'s loss, beyond the 1e-4 checked above');
 }
 
 # ---- on a GPU, if there is one ----
