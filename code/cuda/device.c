@@ -22,10 +22,12 @@ typedef struct {
     Gradients grad_acts;     /* pointers into grad_acts_memory           */
     real *dscores;           /* (B, H/t, T, T) scores' gradients, scratch */
     int *inputs, *targets;   /* (B, T) device                            */
-    const int *host_targets; /* (B, T) the micro-batch's, on the host    */
-    real *staging;           /* (B·T, max(C, V/t)) host, t > 1: what a
-                                collective or the loss works on          */
-    real *host_probs;        /* (B, T, V/t) host, t > 1: the loss's      */
+    int *mine, *host_mine;   /* (B, T) device and host, t > 1: targets as
+                                columns of this rank's vocabulary, or -1 */
+    real *vocab_sums;        /* (B·T, 3) device, t > 1: the loss's rows'
+                                maxima, then their sums                   */
+    real *staging;           /* (B·T, max(C, 2)) host, t > 1: a copy for
+                                a collective                             */
     real *ring_scratch;      /* (N/d + 1) host, d > 1: a chunk of a ring */
 } GpuModel;
 
@@ -40,11 +42,12 @@ static void move_pointers(real **pointers, int count, const real *from,
 static void gpu_model_free(GpuModel *g)
 {
     void *all[] = { g->params, g->grads, g->m, g->v, g->acts_memory,
-                    g->grad_acts_memory, g->dscores, g->inputs, g->targets };
+                    g->grad_acts_memory, g->dscores, g->inputs, g->targets,
+                    g->mine, g->vocab_sums };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         gpu_free(all[i]);
+    free(g->host_mine);
     free(g->staging);
-    free(g->host_probs);
     free(g->ring_scratch);
     memset(g, 0, sizeof *g);
 }
@@ -58,8 +61,7 @@ static int gpu_model_init(GpuModel *g, Model *host, const Mesh *mesh)
     ModelConfig c = host->config;
     size_t N = host->params_count, BT = (size_t)host->batch * c.seq;
     int t = model_ways(host);
-    size_t Vl = (size_t)(c.vocab / t), widest = Vl > (size_t)c.hidden
-                                              ? Vl : (size_t)c.hidden;
+    size_t widest = c.hidden > 2 ? (size_t)c.hidden : 2;
     memset(g, 0, sizeof *g);
     g->host = host;
     g->mesh = mesh;
@@ -73,8 +75,10 @@ static int gpu_model_init(GpuModel *g, Model *host, const Mesh *mesh)
     g->inputs = gpu_alloc(sizeof(int) * BT);
     g->targets = gpu_alloc(sizeof(int) * BT);
     if (t > 1)
-        failed |= (g->staging = malloc(sizeof(real) * BT * widest)) == NULL
-               || (g->host_probs = malloc(sizeof(real) * BT * Vl)) == NULL;
+        failed |= (g->mine = gpu_alloc(sizeof(int) * BT)) == NULL
+               || (g->vocab_sums = gpu_alloc(sizeof(real) * BT * 3)) == NULL
+               || (g->host_mine = malloc(sizeof(int) * BT)) == NULL
+               || (g->staging = malloc(sizeof(real) * BT * widest)) == NULL;
     if (mesh->dp > 1)
         failed |= (g->ring_scratch = malloc(sizeof(real)
                                             * (N / mesh->dp + 1))) == NULL;
@@ -175,31 +179,54 @@ static void gpu_row_parallel_backward(real *din, real *dw, real *dbias,
     gpu_matmul_backward(din, dw, dbias, dout, in, w, N, Cl, OC);
 }
 
+/* An all-reduce of a device array x (n) over the tensor group, through
+   a host copy: the loss's maxima (MPI_MAX) and sums (MPI_SUM), which the
+   CPU does not count among the blocks' collectives either. */
+static void all_reduce_through_host(const GpuModel *g, real *x, size_t n,
+                                    MPI_Op op)
+{
+    gpu_download(g->staging, x, sizeof(real) * n);
+    MPI_Allreduce(MPI_IN_PLACE, g->staging, (int)n, real_type(), op,
+                  model_tp_comm(g->host));
+    gpu_upload(x, g->staging, sizeof(real) * n);
+}
+
 /* The mean loss of this rank's logits probs (N, Vl), made probabilities:
    on one rank, the kernel over the whole vocabulary; on t, Chapter 9's
-   vocabulary-parallel cross-entropy on a host copy, which is kept for
-   the backward pass (the device's probs are not read again). */
+   vocabulary-parallel cross-entropy, its steps on the device and its two
+   all-reduces of N and 2N numbers through the host. */
 static double gpu_vocab_parallel_crossentropy_forward(GpuModel *g,
     real *probs, real *losses, int N, int Vl)
 {
     if (model_ways(g->host) == 1)
         return gpu_crossentropy_forward(probs, losses, g->targets, N, Vl);
-    gpu_download(g->host_probs, probs, sizeof(real) * (size_t)N * Vl);
-    return vocab_parallel_crossentropy_forward(g->host_probs, g->staging,
-        g->host_targets, N, Vl, model_tp_comm(g->host));
+    real *row_max = g->vocab_sums, *sums = g->vocab_sums + N;  /* (N, 2) */
+    gpu_vocab_shard_max(row_max, probs, N, Vl);
+    all_reduce_through_host(g, row_max, (size_t)N, MPI_MAX);
+    gpu_vocab_shard_exp(probs, sums, row_max, g->mine, N, Vl);
+    all_reduce_through_host(g, sums, 2 * (size_t)N, MPI_SUM);
+    return gpu_vocab_shard_loss(probs, losses, sums, N, Vl);
 }
 
 /* dlogits (N, Vl) is written: this rank's columns of the gradient. */
 static void gpu_vocab_parallel_crossentropy_backward(GpuModel *g,
     real *dlogits, const real *probs, int N, int Vl, real scale)
 {
-    if (model_ways(g->host) == 1) {
-        gpu_crossentropy_backward(dlogits, probs, g->targets, N, Vl, scale);
+    const int *targets = model_ways(g->host) == 1 ? g->targets : g->mine;
+    gpu_crossentropy_backward(dlogits, probs, targets, N, Vl, scale);
+}
+
+/* The micro-batch's targets (n) on the device, and with t > 1 as
+   columns of this rank's vocabulary (-1 where another rank holds one). */
+static void upload_targets(GpuModel *g, const int *targets, int n)
+{
+    const Model *m = g->host;
+    int Vl = m->config.vocab / model_ways(m);
+    gpu_upload(g->targets, targets, sizeof(int) * (size_t)n);
+    if (model_ways(m) == 1)
         return;
-    }
-    vocab_parallel_crossentropy_backward(g->staging, g->host_probs,
-        g->host_targets, N, Vl, model_tp_comm(g->host), scale);
-    gpu_upload(dlogits, g->staging, sizeof(real) * (size_t)N * Vl);
+    vocab_shard_targets(g->host_mine, targets, m->tp->rank * Vl, n, Vl);
+    gpu_upload(g->mine, g->host_mine, sizeof(int) * (size_t)n);
 }
 
 /* model_forward on the GPU: the mean loss of B sequences whose inputs
@@ -359,8 +386,7 @@ static double gpu_rank_gradient(GpuModel *g, const Batch *b, int batch,
         size_t at = first + (size_t)k * per * T;
         size_t bytes = sizeof(int) * (size_t)per * T;
         gpu_upload(g->inputs, b->inputs + at, bytes);
-        gpu_upload(g->targets, b->targets + at, bytes);
-        g->host_targets = b->targets + at;
+        upload_targets(g, b->targets + at, per * T);
         loss += gpu_forward(g, per);
         gpu_backward(g, per, part / (real)micro);
     }
