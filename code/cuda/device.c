@@ -61,7 +61,7 @@ static int gpu_model_init(GpuModel *g, Model *host, const Mesh *mesh)
     ModelConfig c = host->config;
     size_t N = host->params_count, BT = (size_t)host->batch * c.seq;
     int t = model_ways(host);
-    size_t widest = c.hidden > 2 ? (size_t)c.hidden : 2;
+    size_t row = c.hidden > 2 ? (size_t)c.hidden : 2;  /* of staging */
     memset(g, 0, sizeof *g);
     g->host = host;
     g->mesh = mesh;
@@ -78,7 +78,7 @@ static int gpu_model_init(GpuModel *g, Model *host, const Mesh *mesh)
         failed |= (g->mine = gpu_alloc(sizeof(int) * BT)) == NULL
                || (g->vocab_sums = gpu_alloc(sizeof(real) * BT * 3)) == NULL
                || (g->host_mine = malloc(sizeof(int) * BT)) == NULL
-               || (g->staging = malloc(sizeof(real) * BT * widest)) == NULL;
+               || (g->staging = malloc(sizeof(real) * BT * row)) == NULL;
     if (mesh->dp > 1)
         failed |= (g->ring_scratch = malloc(sizeof(real)
                                             * (N / mesh->dp + 1))) == NULL;
