@@ -65,6 +65,8 @@ NVCCFLAGS := -std=c++17 -O2 $(NVCC_ARCH) -Werror all-warnings \
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart \
              -ldl -lstdc++
 GPU_BINS := $(B)/bin/gpu-check-layers $(B)/bin/gpu-gemm-bench
+# The GPU programs' own code on the emulated backend, built in every build.
+EMULATED_BINS := $(B)/bin/minigpt-emulated $(B)/bin/gpu-check-layers-emulated
 GPU_OUT ?= $(B)/gpu
 
 # ------------------------------------------------------------- C compiler --
@@ -91,7 +93,7 @@ all:
 	@$(MAKE) --no-print-directory tangle
 	@$(MAKE) --no-print-directory -j2 programs
 	@$(MAKE) --no-print-directory book solutions $(B)/drills.pdf \
-	  $(B)/bin/minigpt-emulated \
+	  $(EMULATED_BINS) \
 	  $(if $(CUDA),$(GPU_BINS))
 
 # ------------------------------------------------------------------ deps ----
@@ -224,7 +226,7 @@ BINS := $(B)/bin/fleet $(B)/bin/minigpt $(B)/bin/minigpt-fp64 \
         $(B)/bin/matmul-bench $(B)/bin/allreduce $(B)/bin/machine \
         $(B)/bin/moe $(B)/bin/formats
 
-programs: $(BINS) $(B)/bin/minigpt-emulated $(if $(CUDA),$(GPU_BINS))
+programs: $(BINS) $(EMULATED_BINS) $(if $(CUDA),$(GPU_BINS))
 
 # Objects depend on the flags they were built with, so SANITIZE=1 rebuilds.
 # The stamp is the compiler and its flags (tests read them from it),
@@ -374,6 +376,15 @@ $(B)/bin/gpu-gemm-bench: $(OBJ)/cuda/gemm-bench.o $(OBJ)/cuda/bench.o \
 # The GPU model's code (device.c) on the CPU's layers, in every build.
 $(B)/bin/minigpt-emulated: $(MINIGPT_OBJ) $(COMM_OBJ) $(COMMON_OBJ) \
                            $(OBJ)/cuda/device.o $(OBJ)/cuda/emulated.o
+	@mkdir -p $(@D)
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# gpu-check-layers on the emulated backend: the check program's own code
+# (every layer against itself), in every build.
+$(B)/bin/gpu-check-layers-emulated: $(OBJ)/cuda/check-layers.o \
+                                    $(OBJ)/cuda/emulated.o \
+                           $(filter-out $(OBJ)/minigpt/main.o,$(MINIGPT_OBJ)) \
+                           $(COMM_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

@@ -5,7 +5,8 @@
 # double precision, compiled by the C compiler and, where nvcc is found, by
 # nvcc as host code. Where nvcc is found the CUDA sources compile, the GPU
 # programs are built, and each one, finding no GPU, says so in one line and
-# exits 2: the GPU runs are then reported skipped, never passed. Where a GPU
+# exits 2: the GPU runs are then reported skipped, never passed; the check
+# program runs on the emulated backend in every build. Where a GPU
 # is found they must pass. Bad flags are refused in one line, once for all
 # ranks. Where nvcc or the toolkit's libraries are not found, minigpt
 # --device cuda says this build has no CUDA backend. Run after `make`:  prove -v tests/09-cuda.t
@@ -88,6 +89,20 @@ ok(-x $emulated, 'build/bin/minigpt-emulated is built');
        'emulated training runs and reports its losses');
 }
 
+# ---- the GPU check program's own code, on the CPU's layers ----
+# gpu-check-layers linked with the emulated backend: each layer against
+# itself (or the CPU's bf16 rounding), so that a mistake in the check
+# program itself shows without a GPU.
+{
+    my ($status, $out, $err) = run("$root/build/bin/gpu-check-layers-emulated");
+    is($status, 0, 'gpu-check-layers on the emulated backend: exit 0')
+      or diag($out . $err);
+    like($out, qr/^(\d+) of \1 checks within tolerance: OK$/m,
+         'gpu-check-layers, emulated: every check within tolerance');
+    like($out, qr/^vocab_shard_loss +loss /m,
+         'gpu-check-layers, emulated: checks the split vocabulary\'s steps');
+}
+
 # ---- refusals ----
 if (!$backend) {
   SKIP: {
@@ -108,8 +123,8 @@ refused('unknown precision', qr/--precision: unknown "fp16"/, $minigpt,
         '--device', 'cuda', '--precision', 'fp16');
 refused('save', qr/--save is not offered with --device cuda/, $minigpt,
         '--device', 'cuda', '--save', "$dir/state.bin");
-refused('two ranks', qr/runs in one process/,
-        mpiexec(2, $minigpt, '--device', 'cuda', '--dp', 2));
+refused('a pipeline', qr/--pp is not offered with --device cuda/,
+        mpiexec(2, $minigpt, '--device', 'cuda', '--pp', 2));
 refused('fp64 twin', qr/no CUDA backend \(it is double precision\)/,
         "$root/build/bin/minigpt-fp64", '--device', 'cuda');
 

@@ -32,7 +32,7 @@ typedef struct {
     size_t n;
 } Pair;
 
-enum { MOST_PAIRS = 64 };
+enum { MOST_PAIRS = 96 };
 static Pair made[MOST_PAIRS];        /* every pair, freed at the end */
 static int pairs;
 
@@ -267,6 +267,42 @@ static void check_crossentropy(Checks *k, Rng *rng)
     gpu_free(targets_gpu);
 }
 
+/* Chapter 9's steps of the cross-entropy over a split vocabulary, as the
+   first of two ranks runs them, without the all-reduces between: half
+   the targets are the other rank's, and before the last step the other
+   rank's sums are stood in for by half of this one's. */
+static void check_vocab_shard(Checks *k, Rng *rng)
+{
+    int targets[N], mine[N];
+    for (int i = 0; i < N; i++)
+        targets[i] = rng_below(rng, 2 * V);
+    vocab_shard_targets(mine, targets, 0, N, V);
+    int *mine_gpu = on_gpu(mine, sizeof mine);
+    Pair probs = pair(rng, (size_t)N * V, 3), losses = pair(NULL, N, 0);
+    Pair row_max = pair(NULL, N, 0), sums = pair(NULL, 2 * N, 0);
+    vocab_shard_max(row_max.cpu, probs.cpu, N, V);
+    gpu_vocab_shard_max(row_max.gpu, probs.gpu, N, V);
+    compare(k, "vocab_shard_max", "row_max", row_max, NULL, fp32_tolerance);
+    vocab_shard_exp(probs.cpu, sums.cpu, row_max.cpu, mine, N, V);
+    gpu_vocab_shard_exp(probs.gpu, sums.gpu, row_max.gpu, mine_gpu, N, V);
+    compare(k, "vocab_shard_exp", "probs", probs, NULL, fp32_tolerance);
+    compare(k, "vocab_shard_exp", "sums", sums, NULL, fp32_tolerance);
+    for (int n = 0; n < N; n++)
+        if (mine[n] < 0)                   /* the other rank's target */
+            sums.cpu[2 * n + 1] = sums.cpu[2 * n] / 2;
+    gpu_upload(sums.gpu, sums.cpu, sizeof(real) * sums.n);
+    Pair mean = pair(NULL, 1, 0);
+    mean.cpu[0] = (real)vocab_shard_loss(probs.cpu, losses.cpu, sums.cpu, N,
+                                         V);
+    real mean_gpu = (real)gpu_vocab_shard_loss(probs.gpu, losses.gpu,
+                                               sums.gpu, N, V);
+    gpu_upload(mean.gpu, &mean_gpu, sizeof mean_gpu);
+    compare(k, "vocab_shard_loss", "probs", probs, NULL, fp32_tolerance);
+    compare(k, "vocab_shard_loss", "losses", losses, NULL, fp32_tolerance);
+    compare(k, "vocab_shard_loss", "loss", mean, NULL, fp32_tolerance);
+    gpu_free(mine_gpu);
+}
+
 static void check_optimizer(Checks *k, Rng *rng)
 {
     size_t n = 100003;                     /* not a multiple of a block */
@@ -328,6 +364,7 @@ int main(int argc, char **argv)
     check_attention(&k, &rng);
     check_pointwise(&k, &rng);
     check_crossentropy(&k, &rng);
+    check_vocab_shard(&k, &rng);
     check_optimizer(&k, &rng);
     free_pairs();
     if (gpu_status(why, sizeof why) != 0) {

@@ -193,6 +193,23 @@ void gpu_crossentropy_backward(real *dlogits, const real *probs,
     crossentropy_backward(dlogits, probs, targets, N, V, scale);
 }
 
+void gpu_vocab_shard_max(real *row_max, const real *logits, int N, int V)
+{
+    vocab_shard_max(row_max, logits, N, V);
+}
+
+void gpu_vocab_shard_exp(real *probs, real *sums, const real *row_max,
+                         const int *mine, int N, int V)
+{
+    vocab_shard_exp(probs, sums, row_max, mine, N, V);
+}
+
+double gpu_vocab_shard_loss(real *probs, real *losses, const real *sums,
+                            int N, int V)
+{
+    return vocab_shard_loss(probs, losses, sums, N, V);
+}
+
 double gpu_sum_of_squares(const real *x, size_t count)
 {
     return sum_of_squares(x, count);

@@ -45,6 +45,19 @@ step train-fp32 "$B/bin/minigpt" --device cuda --quiet --json \
 step train-bf16 "$B/bin/minigpt" --device cuda --precision bf16 --quiet \
     --json --output "$OUT/train-bf16.json"
 step train-cpu "$B/bin/minigpt" --quiet --json --output "$OUT/train-cpu.json"
+# Tensor parallelism: two ranks (on one GPU, each its own model, when
+# there is one), the collectives through MPI on host copies.
+mpi="${MPIEXEC:-mpiexec}"
+step verify-tp2-fp32 "$mpi" -n 2 "$B/bin/minigpt" --device cuda --tp 2 \
+    --verify
+step verify-tp2-bf16 "$mpi" -n 2 "$B/bin/minigpt" --device cuda --tp 2 \
+    --verify --precision bf16
+step verify-tp2-dp2 "$mpi" -n 4 "$B/bin/minigpt" --device cuda --tp 2 \
+    --dp 2 --verify
+step train-tp2-fp32 "$mpi" -n 2 "$B/bin/minigpt" --device cuda --tp 2 \
+    --quiet --json --output "$OUT/train-tp2-fp32.json"
+step train-tp2-bf16 "$mpi" -n 2 "$B/bin/minigpt" --device cuda --tp 2 \
+    --precision bf16 --quiet --json --output "$OUT/train-tp2-bf16.json"
 step gemm "$B/bin/gpu-gemm-bench" --csv --output "$OUT/gemm.csv"
 cat "$OUT/gemm.csv" >> "$log" 2>/dev/null
 echo "gpu-check: log and results in $OUT"

@@ -63,6 +63,14 @@ double gpu_crossentropy_forward(real *probs, real *losses,
                                 const int *targets, int N, int V);
 void gpu_crossentropy_backward(real *dlogits, const real *probs,
                                const int *targets, int N, int V, real scale);
+/* Chapter 9's steps of the cross-entropy over a split vocabulary,
+   vocab_shard_max, vocab_shard_exp and vocab_shard_loss, on this rank's
+   logits (N, V); the caller all-reduces between them. */
+void gpu_vocab_shard_max(real *row_max, const real *logits, int N, int V);
+void gpu_vocab_shard_exp(real *probs, real *sums, const real *row_max,
+                         const int *mine, int N, int V);
+double gpu_vocab_shard_loss(real *probs, real *losses, const real *sums,
+                            int N, int V);
 double gpu_sum_of_squares(const real *x, size_t count);
 void gpu_scale(real *x, real s, size_t count);
 void gpu_adamw_span(real *w, const real *g, real *m, real *v, size_t count,

@@ -631,11 +631,9 @@ __global__ void crossentropy_backward_kernel(real *dlogits,
                                            per_position);
 }
 
-double gpu_crossentropy_forward(real *probs, real *losses,
-                                const int *targets, int N, int V)
+/* The mean of the device's losses (N), summed on the host. */
+static double mean_loss(const real *losses, int N)
 {
-    LAUNCH(crossentropy_forward_kernel, (unsigned)N, probs, losses, targets,
-           V);
     real *host = (real *)malloc(sizeof(real) * (size_t)N);
     double sum = 0.0;
     if (host == NULL) {
@@ -649,6 +647,14 @@ double gpu_crossentropy_forward(real *probs, real *losses,
     return sum / N;
 }
 
+double gpu_crossentropy_forward(real *probs, real *losses,
+                                const int *targets, int N, int V)
+{
+    LAUNCH(crossentropy_forward_kernel, (unsigned)N, probs, losses, targets,
+           V);
+    return mean_loss(losses, N);
+}
+
 /* dlogits (N, V) is written. */
 void gpu_crossentropy_backward(real *dlogits, const real *probs,
                                const int *targets, int N, int V, real scale)
@@ -656,6 +662,65 @@ void gpu_crossentropy_backward(real *dlogits, const real *probs,
     size_t n = (size_t)N * V;
     LAUNCH(crossentropy_backward_kernel, blocks_for(n), dlogits, probs,
            targets, V, scale / (real)N, n);
+}
+__global__ void vocab_shard_max_kernel(real *row_max, const real *logits,
+                                       int V)
+{
+    const real *p = logits + (size_t)blockIdx.x * V;          /* (V) */
+    real max = -INFINITY;
+    for (int v = threadIdx.x; v < V; v += blockDim.x)
+        max = fmaxf(max, p[v]);
+    max = block_reduce<real, true>(max);
+    if (threadIdx.x == 0)
+        row_max[blockIdx.x] = max;
+}
+
+__global__ void vocab_shard_exp_kernel(real *probs, real *sums,
+                                       const real *row_max, const int *mine,
+                                       int V)
+{
+    real *p = probs + (size_t)blockIdx.x * V;
+    real z = 0.0f;
+    for (int v = threadIdx.x; v < V; v += blockDim.x) {
+        p[v] = softmax_exp(p[v], row_max[blockIdx.x]);
+        z += p[v];
+    }
+    z = block_reduce<real, false>(z);           /* which synchronises */
+    if (threadIdx.x == 0) {
+        int target = mine[blockIdx.x];          /* -1: another rank's */
+        sums[2 * blockIdx.x] = z;
+        sums[2 * blockIdx.x + 1] = target >= 0 ? p[target] : 0.0f;
+    }
+}
+
+__global__ void vocab_shard_loss_kernel(real *probs, real *losses,
+                                        const real *sums, int V)
+{
+    real *p = probs + (size_t)blockIdx.x * V;
+    real z = sums[2 * blockIdx.x];
+    for (int v = threadIdx.x; v < V; v += blockDim.x)
+        p[v] /= z;
+    if (threadIdx.x == 0)
+        losses[blockIdx.x] = -log(sums[2 * blockIdx.x + 1] / z);
+}
+
+void gpu_vocab_shard_max(real *row_max, const real *logits, int N, int V)
+{
+    LAUNCH(vocab_shard_max_kernel, (unsigned)N, row_max, logits, V);
+}
+
+void gpu_vocab_shard_exp(real *probs, real *sums, const real *row_max,
+                         const int *mine, int N, int V)
+{
+    LAUNCH(vocab_shard_exp_kernel, (unsigned)N, probs, sums, row_max, mine,
+           V);
+}
+
+double gpu_vocab_shard_loss(real *probs, real *losses, const real *sums,
+                            int N, int V)
+{
+    LAUNCH(vocab_shard_loss_kernel, (unsigned)N, probs, losses, sums, V);
+    return mean_loss(losses, N);
 }
 __global__ void sum_of_squares_kernel(double *sum, const real *x, size_t n)
 {

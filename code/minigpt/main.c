@@ -76,8 +76,8 @@ int main(int argc, char **argv)
           "state, also the gradients, also the weights", 0, "0", 0 },
         { "--sequence-parallel", OPT_SWITCH, 0, "with --tp: layer norms and the "
           "residual stream on a t-th of the rows each", 0, NULL, 0 },
-        { "--device", OPT_NAME, 0, "cuda: train (or --verify) on the GPU, in one "
-          "process; the CPU is the default", 0, NULL, 0 },
+        { "--device", OPT_NAME, 0, "cuda: train (or --verify) on the GPU, a GPU "
+          "a rank with --tp and --dp; the CPU is the default", 0, NULL, 0 },
         { "--precision", OPT_NAME, 0, "fp32, bf16, fp16 or fp8: 16-bit weights, "
           "gradients and activations (fp8: 8-bit inputs to the blocks' linear "
           "layers) with fp32 master weights and moments (one rank); with "

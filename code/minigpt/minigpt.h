@@ -573,6 +573,13 @@ double vocab_parallel_crossentropy_forward(real *probs, real *losses,
 void vocab_parallel_crossentropy_backward(real *dlogits, const real *probs,
                                           const int *targets, int N, int Vl,
                                           MPI_Comm tp, real scale);
+void vocab_shard_targets(int *mine, const int *targets, int first, int N,
+                         int Vl);
+void vocab_shard_max(real *row_max, const real *logits, int N, int Vl);
+void vocab_shard_exp(real *probs, real *sums, const real *row_max,
+                     const int *mine, int N, int Vl);
+double vocab_shard_loss(real *probs, real *losses, const real *sums, int N,
+                        int Vl);
 /* Calls visit for every run of this rank's part of the model. */
 void tensor_placement(const Model *m, RunVisitor visit, void *context);
 size_t whole_params_count(const ModelConfig *c);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "minigpt.h"
+#include "elementwise.h"
 #include "../comm/ring.h"
 
 int model_ways(const Model *m)
@@ -130,42 +131,21 @@ double vocab_parallel_crossentropy_forward(real *probs, real *losses,
 {
     int r;
     MPI_Comm_rank(tp, &r);
-    int first = r * Vl;
     real *row_max = malloc(sizeof(real) * (size_t)N);       /* (N)    */
     real *sums = malloc(sizeof(real) * 2 * (size_t)N);      /* (N, 2) */
-    if (row_max == NULL || sums == NULL)
+    int *mine = calloc((size_t)N, sizeof(int));             /* (N)    */
+    if (row_max == NULL || sums == NULL || mine == NULL)
         abort();
-    for (int n = 0; n < N; n++) {
-        const real *p = probs + (size_t)n * Vl;
-        row_max[n] = p[0];
-        for (int v = 1; v < Vl; v++)
-            if (p[v] > row_max[n])
-                row_max[n] = p[v];
-    }
+    vocab_shard_targets(mine, targets, r * Vl, N, Vl);
+    vocab_shard_max(row_max, probs, N, Vl);
     MPI_Allreduce(MPI_IN_PLACE, row_max, N, real_type(), MPI_MAX, tp);
-    for (int n = 0; n < N; n++) {
-        real *p = probs + (size_t)n * Vl;
-        real z = 0.0f;
-        for (int v = 0; v < Vl; v++) {
-            p[v] = exp(p[v] - row_max[n]);
-            z += p[v];
-        }
-        int mine = targets[n] - first;
-        sums[2 * n] = z;                 /* and the target's exponential */
-        sums[2 * n + 1] = mine >= 0 && mine < Vl ? p[mine] : 0.0f;
-    }
+    vocab_shard_exp(probs, sums, row_max, mine, N, Vl);
     MPI_Allreduce(MPI_IN_PLACE, sums, 2 * N, real_type(), MPI_SUM, tp);
-    double sum = 0.0;
-    for (int n = 0; n < N; n++) {
-        real *p = probs + (size_t)n * Vl, z = sums[2 * n];
-        for (int v = 0; v < Vl; v++)
-            p[v] /= z;
-        losses[n] = -log(sums[2 * n + 1] / z);
-        sum += losses[n];
-    }
+    double loss = vocab_shard_loss(probs, losses, sums, N, Vl);
     free(row_max);
     free(sums);
-    return sum / N;
+    free(mine);
+    return loss;
 }
 
 /* dlogits (N, Vl) is written: this rank's columns of p - 1_y. */
@@ -175,14 +155,66 @@ void vocab_parallel_crossentropy_backward(real *dlogits, const real *probs,
 {
     int r;
     MPI_Comm_rank(tp, &r);
-    int *mine = malloc(sizeof(int) * (size_t)N);     /* (N) local targets */
+    int *mine = calloc((size_t)N, sizeof(int));      /* (N) local targets */
     if (mine == NULL)
         abort();
-    for (int n = 0; n < N; n++)       /* -1 where another rank holds it */
-        mine[n] = targets[n] >= r * Vl && targets[n] < (r + 1) * Vl
-                ? targets[n] - r * Vl : -1;
+    vocab_shard_targets(mine, targets, r * Vl, N, Vl);
     crossentropy_backward(dlogits, probs, mine, N, Vl, scale);
     free(mine);
+}
+/* mine (N): each position's target as a column of this rank's, which
+   are first .. first + Vl - 1; -1 where another rank holds it. */
+void vocab_shard_targets(int *mine, const int *targets, int first, int N,
+                         int Vl)
+{
+    for (int n = 0; n < N; n++)
+        mine[n] = targets[n] >= first && targets[n] < first + Vl
+                ? targets[n] - first : -1;
+}
+
+/* row_max (N): the largest of each row of this rank's logits (N, Vl). */
+void vocab_shard_max(real *row_max, const real *logits, int N, int Vl)
+{
+    for (int n = 0; n < N; n++) {
+        const real *p = logits + (size_t)n * Vl;
+        row_max[n] = p[0];
+        for (int v = 1; v < Vl; v++)
+            if (p[v] > row_max[n])
+                row_max[n] = p[v];
+    }
+}
+
+/* probs (N, Vl) made exp(logit - the row's largest); sums (N, 2): each
+   row's sum of them, and its target's (0 where another rank holds it). */
+void vocab_shard_exp(real *probs, real *sums, const real *row_max,
+                     const int *mine, int N, int Vl)
+{
+    for (int n = 0; n < N; n++) {
+        real *p = probs + (size_t)n * Vl;
+        real z = 0.0f;
+        for (int v = 0; v < Vl; v++) {
+            p[v] = softmax_exp(p[v], row_max[n]);
+            z += p[v];
+        }
+        sums[2 * n] = z;                 /* and the target's exponential */
+        sums[2 * n + 1] = mine[n] >= 0 ? p[mine[n]] : 0.0f;
+    }
+}
+
+/* With sums (N, 2) summed over the group: probs (N, Vl) divided by their
+   row's sum, losses (N); the mean loss. */
+double vocab_shard_loss(real *probs, real *losses, const real *sums, int N,
+                        int Vl)
+{
+    double sum = 0.0;
+    for (int n = 0; n < N; n++) {
+        real *p = probs + (size_t)n * Vl, z = sums[2 * n];
+        for (int v = 0; v < Vl; v++)
+            p[v] /= z;
+        losses[n] = -log(sums[2 * n + 1] / z);
+        sum += losses[n];
+    }
+    return sum / N;
 }
 typedef enum { WHOLE, BY_COLUMNS, BY_ROWS } SplitKind;
 
