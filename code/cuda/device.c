@@ -443,6 +443,37 @@ static double norm_difference(const real *got, const real *want, size_t n)
     return w > 0 ? sqrt(d / w) : sqrt(d);
 }
 
+/* A loss and a gradient against the reference's: in fp32 element by
+   element, with the reference --verify's tolerance; in bf16 relative, and
+   in the norm. *dloss and *dgrad become the larger of what they held and
+   this gradient's; *ok is cleared where a tolerance is exceeded. */
+static void compare_gradient(double loss, double loss_ref, const real *got,
+                             const real *want, size_t N, int bf16, int L,
+                             double *dloss, double *dgrad,
+                             double *loss_tolerance, double *grad_tolerance,
+                             int *ok)
+{
+    double dl = fabs(loss - loss_ref), dg;
+    if (bf16) {
+        /* bf16 rounds each GEMM input to 8 significant bits, so one
+           GEMM's result is within about 2u of its size, u = 2^-8; a
+           gradient passes through at most 8L + 3 GEMMs (4L + 1 forward,
+           as many backward, and its own), and the loss through 4L + 1. */
+        *loss_tolerance = format_gemm_tolerance(4 * L + 1, FORMAT_BF16);
+        *grad_tolerance = format_gemm_tolerance(8 * L + 3, FORMAT_BF16);
+        dl /= fabs(loss_ref);
+        dg = norm_difference(got, want, N);
+        *ok = *ok && dl <= *loss_tolerance && dg <= *grad_tolerance;
+    } else {
+        *loss_tolerance = fp32_atol + fp32_rtol * fabs(loss_ref);
+        *grad_tolerance = fp32_rtol;
+        *ok = *ok && dl <= *loss_tolerance;
+        dg = largest_difference(got, want, N, fp32_atol, fp32_rtol, ok);
+    }
+    *dloss = fmax(*dloss, dl);
+    *dgrad = fmax(*dgrad, dg);
+}
+
 /* The largest status over the run's ranks; when it is not 0, the first
    rank whose status it is says why, in one line for the whole run. */
 static int ranks_say(int status, const char *why, const Mesh *mesh)
@@ -455,9 +486,9 @@ static int ranks_say(int status, const char *why, const Mesh *mesh)
     return worst;
 }
 
-/* One batch and one AdamW step on the GPU, on every rank of the mesh,
-   against the CPU reference: a whole model on each rank, the whole
-   batch in one pass. */
+/* One batch, one AdamW step and the batch's gradient again on the GPU,
+   on every rank of the mesh, against the CPU reference: a whole model on
+   each rank, the whole batch in one pass. */
 static int gpu_verify(GpuModel *g, const Language *lang, Settings *set,
                       Option *options, int bf16)
 {
@@ -480,25 +511,9 @@ static int gpu_verify(GpuModel *g, const Language *lang, Settings *set,
     double loss = gpu_rank_gradient(g, &b, B, set->micro);
     gpu_gather(g, g->grads, m->grads_memory, got);
     int ok = 1;
-    double dloss = fabs(loss - loss_ref), dgrad, loss_tolerance,
-           grad_tolerance;
-    if (bf16) {                      /* relative, and in the norm */
-        /* bf16 rounds each GEMM input to 8 significant bits, so one
-           GEMM's result is within about 2u of its size, u = 2^-8; a
-           gradient passes through at most 8L + 3 GEMMs (4L + 1 forward,
-           as many backward, and its own), and the loss through 4L + 1. */
-        loss_tolerance = format_gemm_tolerance(4 * L + 1, FORMAT_BF16);
-        grad_tolerance = format_gemm_tolerance(8 * L + 3, FORMAT_BF16);
-        dloss /= fabs(loss_ref);
-        dgrad = norm_difference(got, ref.grads_memory, N);
-        ok = dloss <= loss_tolerance && dgrad <= grad_tolerance;
-    } else {
-        loss_tolerance = fp32_atol + fp32_rtol * fabs(loss_ref);
-        grad_tolerance = fp32_rtol;
-        ok = dloss <= loss_tolerance;
-        dgrad = largest_difference(got, ref.grads_memory, N, fp32_atol,
-                                   fp32_rtol, &ok);
-    }
+    double dloss = 0, dgrad = 0, loss_tolerance, grad_tolerance;
+    compare_gradient(loss, loss_ref, got, ref.grads_memory, N, bf16, L,
+                     &dloss, &dgrad, &loss_tolerance, &grad_tolerance, &ok);
     /* Both optimizers step from the GPU's gradient, so that the step is
        checked on its own, in fp32 whatever the GEMMs' precision. */
     memcpy(ref.grads_memory, got, sizeof(real) * N);
@@ -514,6 +529,14 @@ static int gpu_verify(GpuModel *g, const Language *lang, Settings *set,
     gpu_gather(g, g->v, m->v_memory, got);
     dmoment = fmax(dmoment, largest_difference(got, ref.v_memory, N, 0,
                                                fp32_rtol, &ok));
+    /* A second gradient from the stepped weights, in which the biases
+       are no longer zero, as the CPU's --verify takes it. */
+    model_zero_grads(&ref);
+    loss_ref = batch_gradient(&ref, &b, B, 1, 1);
+    loss = gpu_rank_gradient(g, &b, B, set->micro);
+    gpu_gather(g, g->grads, m->grads_memory, got);
+    compare_gradient(loss, loss_ref, got, ref.grads_memory, N, bf16, L,
+                     &dloss, &dgrad, &loss_tolerance, &grad_tolerance, &ok);
     free(got);
     batch_free(&b);
     model_free(&ref);

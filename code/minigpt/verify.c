@@ -148,6 +148,16 @@ int verify(Model *m, const Language *lang, Settings *set,
     double dmoment = largest_difference(got, ref.m_memory, N, 0, &ok);
     collect_state(set, STATE_SECOND_MOMENT, got);      /* v is ~ g² */
     dmoment = fmax(dmoment, largest_difference(got, ref.v_memory, N, 0, &ok));
+    model_zero_grads(&ref);
+    double loss_ref2 = batch_gradient(&ref, &b, B, 1, 1);
+    model_zero_grads(m);
+    double loss2 = rank_gradient(m, &b, set);
+    double dloss2 = fabs(loss2 - loss_ref2);
+    ok = ok && dloss2 <= verify_atol + verify_rtol * fabs(loss_ref2);
+    dloss = fmax(dloss, dloss2);
+    collect_state(set, STATE_GRADIENTS, got);
+    dgrad = fmax(dgrad, largest_difference(got, ref.grads_memory, N, verify_atol,
+                                           &ok));
     if (set->ranks > 1) {
         double mine_[4] = { dloss, dgrad, dweight, dmoment }, worst[4];
         MPI_Allreduce(mine_, worst, 4, MPI_DOUBLE, MPI_MAX, set->mesh.world);
