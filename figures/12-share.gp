@@ -4,6 +4,7 @@
 set datafile separator ','
 shares = data.'/12-share.csv'
 lines = data.'/12-share-lines.csv'
+predicted = data.'/12-share-predicted.csv'
 stats lines using 1 nooutput
 fp32 = STATS_min
 stats lines using 2 nooutput
@@ -32,12 +33,12 @@ set ylabel 'flushed, \%'
 set yrange [0:105]
 set label 1 'A' at k_a, graph 1.06 center front
 set label 2 'B' at k_b, graph 1.06 center front
-set key inside left top Left reverse samplen 2 spacing 1.1
-plot shares using 1:(100 * $3) with lines lw 1.5 lc rgb '#ee6677' \
+set key inside left top Left reverse samplen 2 spacing 1.1 opaque
+plot predicted using 1:(100 * $2) with lines lw 1.5 lc rgb '#ee6677' \
          title 'activations, predicted', \
      shares using 1:(100 * $4) with points pt 7 ps 0.6 lc rgb '#ee6677' \
          title 'activations, lost', \
-     shares using 1:(100 * $5) with lines lw 1.5 lc rgb '#4477aa' \
+     predicted using 1:(100 * $3) with lines lw 1.5 lc rgb '#4477aa' \
          title 'parameters, predicted', \
      shares using 1:(100 * $6) with points pt 5 ps 0.6 lc rgb '#4477aa' \
          title 'parameters, lost'
@@ -50,13 +51,15 @@ set xlabel '$k$: the step averages over $2^k$ times this model' . "'" . 's token
 set ylabel 'validation loss'
 set autoscale y
 set ytics 0.5
-set key inside left center Left reverse samplen 2 spacing 1.1 maxrows 3
+# The two runs at the largest k, set either side of it so both show.
+set key at graph 0.02, graph 0.75 left top Left reverse samplen 2 \
+    spacing 1.1 maxrows 3 opaque
 plot fp32 with lines lc rgb '#000000' lw 1 title 'fp32', \
      unigram with lines lc rgb '#888888' dt 2 lw 1 title 'unigram', \
      shares using 1:7 with linespoints pt 7 ps 0.6 lw 1.5 \
          lc rgb '#ee6677' title 'fp16, no scaler', \
-     lines using 5:4 with points pt 9 ps 1 lc rgb '#228833' \
+     lines using ($5 - 0.3):4 with points pt 9 ps 1 lc rgb '#228833' \
          title 'fp16, scaler', \
-     lines using 5:3 with points pt 13 ps 1 lc rgb '#4477aa' \
+     lines using ($5 + 0.3):3 with points pt 13 ps 1 lc rgb '#4477aa' \
          title 'bf16'
 unset multiplot

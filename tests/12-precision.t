@@ -144,10 +144,19 @@ for my $s (2**-3, 2**40) {
 {
     my @base = qw(--steps 5 --eval-every 5 --no-loss-scaling);
     my $tiny = 2**-14;
-    my $bf = train(@base, qw(--precision bf16));
-    my $bf_small = train(@base, qw(--precision bf16 --loss-scale), $tiny);
-    is($bf_small->{val_loss}, $bf->{val_loss},
-       'bf16 at S = 2^-14 ends with the very loss of S = 1');
+    my %bf;
+    for my $s (1, $tiny) {
+        train(@base, qw(--precision bf16 --loss-scale), $s, '--log',
+              "$dir/bf-$s.csv", '--save', "$dir/bf-$s");
+        $bf{$s} = [map { join ',', @{$_}{qw(step train_loss val_loss
+                                             grad_norm skipped)} }
+                   log_rows("$dir/bf-$s.csv")];
+    }
+    is_deeply($bf{$tiny}, $bf{1}, 'bf16 at S = 2^-14: every step\'s loss '
+              . 'and gradient norm are those of S = 1');
+    same_checkpoints("$dir/bf-1", "$dir/bf-$tiny", '... and the '
+                     . 'checkpoints, master weights and moments, are the '
+                     . 'same bytes');
     my $half = train(@base, qw(--precision fp16));
     my $half_small = train(@base, qw(--precision fp16 --loss-scale), $tiny);
     isnt($half_small->{val_loss}, $half->{val_loss},

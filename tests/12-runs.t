@@ -49,6 +49,7 @@ sub signed {                   # below 10^-4 as a power of ten
 sub pc {                       # a fraction as the script prints a percentage
     my ($x) = @_;
     return ($x == 0 ? '0' : $x < 1e-4 ? sprintf('%.2g', 100 * $x)
+            : $x > 0.995 && $x < 1 ? sprintf('%.4g', 100 * $x)
             : sprintf('%.3g', 100 * $x)) . '\\,\\%';
 }
 
@@ -265,38 +266,55 @@ is($other{scaled}{loss_scale}{initial}, $scale * 2**-$most,
 close_to($lines->{$_}, $other{$_}{val_loss}, 1e-12,
          "the figure's $_ loss is the run's") for qw(fp32 bf16 scaled);
 my $base = $other{fp32}{val_loss};
+my $yard = max(map { abs($other{$_}{val_loss} - $base) } qw(bf16 scaled));
+is($m{PrecShareYard}, sprintf('%.2g', $yard),
+   'the yard: the furthest bf16 or scaled fp16 ended from fp32');
 my @ks = sort { $a <=> $b } keys %row;
 my %gap = map { $_ => finite($loss{$_}) ? $loss{$_} - $base : 1e30 } @ks;
-my ($onset, $band);
-for my $j (1 .. $#ks) {
-    my $bound = max(map { abs $gap{$ks[$_]} } 0 .. $j - 1);
-    if (!grep { $gap{$ks[$_]} <= $bound } $j .. $#ks) {
-        ($onset, $band) = ($ks[$j], $bound);
-        last;
-    }
-}
-$band //= max(map { abs $gap{$_} } @ks);
-is($m{PrecShareBand}, sprintf('%.2g', $band), 'the scatter of small shares');
+my ($onset) = grep { my $j = $_; !grep { $gap{$ks[$_]} <= $yard } $j .. $#ks }
+              0 .. $#ks;
+$onset = $ks[$onset] if defined $onset;
 like($m{PrecShareOnsetVerdict}, defined $onset
-     ? qr/From \$k = $onset\$ on, every run ended further above/
-     : qr/^No share up to/, 'the onset the losses choose');
-my ($fail) = grep { !finite($loss{$_})
-                    || $loss{$_} >= $fp32->{unigram_entropy} } @ks;
+     ? qr/From \$k = $onset\$ on, every run without the scaler ended/
+     : qr/No share up to/, 'the onset the losses choose');
+my @early = grep { (!defined $onset || $_ < $onset) && $gap{$_} > $yard } @ks;
+like($m{PrecShareOnsetVerdict}, @early
+     ? qr/Below it, the runs? at \Q@{[@early > 1 ? join(', ', map { "\$k = $_\$" }
+           @early[0 .. $#early - 1]) . " and \$k = $early[-1]\$"
+           : "\$k = $early[0]\$"]}\E ended above/
+     : qr/Below it, none did\./, 'the shares below the onset above the band');
+my $unigram = $fp32->{unigram_entropy};
+my $word = sub { my $l = shift; !finite($l) || $l >= $unigram ? 'failed'
+                 : $l - $base > $yard ? 'lagged' : 'kept up' };
+my ($fail) = grep { $word->($loss{$_}) eq 'failed' } @ks;
 like($m{PrecShareFailVerdict}, defined $fail
      ? qr/^At \$k = $fail\$, a step over [\d,]+ tokens, the run failed/
      : qr/^None failed outright/, 'the failure the losses choose');
+for my $k (grep { defined $fail && $_ > $fail } @ks) {
+    next if $word->($loss{$k}) eq 'failed';
+    my $at = sprintf '%.4f', $loss{$k};
+    like($m{PrecShareFailVerdict}, qr/at \$k = $k\$, .* it ended at \Q$at\E/,
+         "k = $k, past the failure, is named with its loss");
+}
 for my $x (qw(A B)) {
     my $k = $design{$x};
     is($m{"PrecShareDesign${x}Lost"}, pc($lost{$k}{activation}),
        "design $x: the activations' gradients lost");
     is($m{"PrecShareDesign${x}Diff"}, signed($loss{$k} - $base),
        "design $x: its loss against fp32's");
-    my $where = defined $fail && $k >= $fail ? 'a failed run'
-              : defined $onset && $k >= $onset ? 'out of the scatter'
-              : 'within the scatter';
-    like($m{PrecShareDesignVerdict}, qr/design~${x}'s, \$k = $k\$, .*?\Q$where\E/,
-         "design $x's run is $where");
+    my $w = $word->($loss{$k});
+    like($m{PrecShareDesignVerdict}, defined $onset && $k == $onset
+         ? qr/Design~${x}'s share, \$k = $k\$, is that onset\./
+         : qr/Design~${x}'s share, \$k = $k\$, .*?\Q@{[$w eq 'kept up'
+           ? "within rounding's band" : $w eq 'lagged'
+           ? "above rounding's band" : 'a failed run']}\E/,
+         "design ${x}'s run: $w");
 }
+my $global = read_macros("$root/build/numbers/03-design-a.tex")
+             ->{DesignATokensPerStep} // '';
+$global =~ s/,//g;
+is($m{PrecShareGlobalK}, sprintf('%.0f', log($global / $tokens) / log(2)),
+   "chapter 3's global batch, $global tokens, as a share");
 # bf16 at the largest share, S = 2^-most, against bf16 at S = 1 is checked
 # bit for bit in tests/12-precision.t; here, that the cure sentence reads
 # the runs.

@@ -70,14 +70,18 @@ share_steps=100 share_most=14
 tokens=$(awk -v b="$(field batch "$data/12-run-fp32.json")" \
              -v t="$(field seq "$data/12-run-fp32.json")" \
              'BEGIN { print b * t }')
-octaves() {       # log2 of a design's tokens per replica over $tokens
-    "$bin/fleet" step $1 --json | awk -v tokens=$tokens '
-        /"tokens_per_replica"/ { n = $2 + 0 }
+octaves() {       # log2 of a design's FIELD ($1) over $tokens
+    "$bin/fleet" step $2 --json | awk -v key="\"$1\":" -v tokens=$tokens '
+        $1 == key { n = $2 + 0 }
         END { print int(log(n / tokens) / log(2) + 0.5) }'
 }
-# Chapter 3's designs A and B, as code/runs/03-step.sh runs them.
-k_a=$(octaves "--tp 8 --zero 3")
-k_b=$(octaves "--tp 8 --pp 8 --dp 16 --zero 1 --micro-batch-tokens 4096")
+# Chapter 3's designs A and B, as code/runs/03-step.sh runs them: the
+# tokens of a replica's step, and of the whole step.
+design_a="--tp 8 --zero 3"
+design_b="--tp 8 --pp 8 --dp 16 --zero 1 --micro-batch-tokens 4096"
+k_a=$(octaves tokens_per_replica "$design_a")
+k_b=$(octaves tokens_per_replica "$design_b")
+k_global=$(octaves tokens_per_step "$design_a")
 shares=$(awk -v most=$share_most -v a=$k_a -v b=$k_b 'BEGIN {
     for (k = 0; k <= most; k += 2) s[k]; s[a]; s[b]
     for (k in s) print k }' | sort -n | tr '\n' ' ')
@@ -165,6 +169,7 @@ common='
 function macro(name, text) { printf "\\newcommand{\\%s}{%s}\n", name, text }
 function sig3(x) { return sprintf("%.3g", x) }
 function pc(x) { return (x == 0 ? "0" : x < 1e-4 ? sprintf("%.2g", 100 * x) \
+                         : x > 0.995 && x < 1 ? sprintf("%.4g", 100 * x) \
                          : sig3(100 * x)) "\\,\\%" }
 function finite(x) { return x ~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ }
 function verdict(loss, base, yard, floor) {   # fp16 without the scaler
@@ -345,9 +350,12 @@ for run in fp32 bf16 scaled $shares; do
     echo "$run $(field val_loss "$work/share-$run.json")"
 done > "$work/share-losses.txt"
 awk -F'[, ]' -v tokens=$tokens -v steps=$share_steps -v most=$share_most \
-    -v k_a=$k_a -v k_b=$k_b -v shares="$shares" \
+    -v k_a=$k_a -v k_b=$k_b -v k_global=$k_global -v shares="$shares" \
+    -v scaled_scale="$(field loss_scale_initial "$work/share-scaled.json")" \
+    -v scaled_final="$(field loss_scale_final "$work/share-scaled.json")" \
     -v unigram="$(field unigram_entropy "$data/12-run-fp32.json")" \
     -v table="$data/12-share.csv" -v lines="$data/12-share-lines.csv" \
+    -v prediction="$data/12-share-predicted.csv" \
     "$formats$common"'
     FILENAME ~ /limits/ { if (FNR == 2) floor16 = -int(-$1 + 0.5) - 1
                           next }
@@ -394,46 +402,70 @@ awk -F'[, ]' -v tokens=$tokens -v steps=$share_steps -v most=$share_most \
                loss["scaled"], most, k_a, k_b > lines
         close(lines)
         macro("PrecShareSteps", steps); macro("PrecShareTokens", tokens)
-        macro("PrecShareMost", most)
+        macro("PrecShareMost", most); macro("PrecShareFlushOctave", -floor16)
+        listed = ks[1]
+        for (j = 2; j <= n; j++)
+            listed = listed (j == n ? " \\text{ and } " : ", ") ks[j]
+        macro("PrecShareKs", listed)
         macro("PrecShareLossFpThirtyTwo", sprintf("%.4f", base))
         macro("PrecShareYard", sprintf("%.2g", yard))
+        for (k = 0; k <= most; k++)        # the prediction, for the figure
+            printf "%d,%.6g,%.6g\n", k, predicted(k, 2),
+                   predicted(k, 1) > prediction
+        close(prediction)
         macro("PrecShareUnscaledActivationLost", pc(lost(0, 2)))
         macro("PrecShareUnscaledParamLost", pc(lost(0, 1)))
 for (j = 1; j <= n; j++) gap[ks[j]] = finite(loss[ks[j]]) \
                                       ? loss[ks[j]] - base : 1e30
 onset = ""
-for (j = 2; j <= n && onset == ""; j++) {
-    band = 0
-    for (i = 1; i < j; i++)
-        band = gap[ks[i]] > band ? gap[ks[i]] \
-             : -gap[ks[i]] > band ? -gap[ks[i]] : band
+for (j = 1; j <= n && onset == ""; j++) {
     rises = 1
-    for (i = j; i <= n; i++) rises = rises && gap[ks[i]] > band
+    for (i = j; i <= n; i++) rises = rises && gap[ks[i]] > yard
     if (rises) onset = ks[j]
 }
-if (onset == "") {
-    band = 0
-    for (i = 1; i <= n; i++)
-        band = gap[ks[i]] > band ? gap[ks[i]] \
-             : -gap[ks[i]] > band ? -gap[ks[i]] : band
-}
+early = ""; early_most = 0; early_count = 0
+for (j = 1; j <= n; j++)
+    if ((onset == "" || ks[j] + 0 < onset + 0) && gap[ks[j]] > yard) {
+        early_k[++early_count] = ks[j]
+        early_most = gap[ks[j]] > early_most ? gap[ks[j]] : early_most
+    }
+for (j = 1; j <= early_count; j++)
+    early = early (j == 1 ? "" : j == early_count ? " and " : ", ") \
+            "$k = " early_k[j] "$"
 fail = ""
 for (j = 1; j <= n && fail == ""; j++)
     if (verdict(loss[ks[j]], base, yard, unigram) == "failed") fail = ks[j]
-macro("PrecShareBand", sprintf("%.2g", band))
+below_onset = early_count == 0 ? " Below it, none did." \
+    : sprintf(" Below it, the run%s at %s ended above the band " \
+              "too, by at most %.2g, and the others did not: with one " \
+              "run at each $k$, a cost that small is not told apart from a " \
+              "path%ss own scatter.", early_count > 1 ? "s" : "", early,
+              early_most, "\x27")
 macro("PrecShareOnsetVerdict", onset == "" \
-      ? sprintf("No share up to $k = %d$ moved the loss out of the " \
-                "scatter: every run ended within %.2g of fp32%ss, either " \
-                "way.", most, band, "\x27") \
-      : sprintf("Up to $k = %d$ the runs ended within %.2g of fp32%ss " \
-                "loss, either way, as paths that round " \
-                "differently do. From $k = %d$ on, every run ended " \
-                "further above: %s at $k = %d$, where the histogram " \
-                "predicts that %s of the activations%s gradients flush " \
-                "and the run%ss own first step lost %s.",
-                prev(onset), band, "\x27", onset, signed(gap[onset]),
-                onset, pc(predicted(onset, 2)), "\x27", "\x27",
-                pc(lost(onset, 2))))
+      ? sprintf("bf16 and fp16 with the scaler, which differ from fp32 " \
+                "in rounding alone, ended within %.2g of it. No share up " \
+                "to $k = %d$ began a stretch of runs that all ended " \
+                "further above fp32 than that.", yard, most) \
+      : sprintf("bf16 and fp16 with the scaler, which differ from fp32 " \
+                "in rounding alone, ended within %.2g of it. From " \
+                "$k = %d$ on, every run without the scaler ended further " \
+                "above: %s at $k = %d$, where the histogram predicts " \
+                "that %s of the activations%s gradients flush and the " \
+                "run%ss own first step lost %s.%s", yard, onset,
+                signed(gap[onset]), onset, pc(predicted(onset, 2)), "\x27",
+                "\x27", pc(lost(onset, 2)), below_onset))
+after = ""; after_count = 0; after_failed = 0
+for (j = 1; j <= n; j++) {
+    k = ks[j]
+    if (fail == "" || k + 0 <= fail + 0) continue
+    if (verdict(loss[k], base, yard, unigram) == "failed") {
+        after_failed++
+        continue
+    }
+    after = after (after_count++ ? "; " : "") sprintf("at $k = %d$, with " \
+            "%s of the activations%s gradients lost, it ended at %s",
+            k, pc(lost(k, 2)), "\x27", shown(loss[k]))
+}
 if (fail == "")
     macro("PrecShareFailVerdict", sprintf("None failed outright: at " \
           "$k = %d$, where %s of the activations%s gradients are " \
@@ -441,44 +473,46 @@ if (fail == "")
           "%.3f of a model that knows only how often each token occurs.",
           most, pc(predicted(most, 2)), "\x27", shown(loss[most]),
           unigram))
-else {
-    closest = 1e30
-    for (j = 1; j <= n; j++)
-        if (ks[j] + 0 > fail + 0 && gap[ks[j]] < closest)
-            closest = gap[ks[j]]
+else
     macro("PrecShareFailVerdict", sprintf("At $k = %d$, a step over %s " \
-          "tokens, the run failed: its loss ended at %s, %s. The " \
-          "histogram predicts that %s of its activations%s gradients " \
-          "flush, and its first step lost %s of them and %s of the " \
+          "tokens, the run failed: its loss ended at %s, %s. Its first " \
+          "step lost %s of the activations%s gradients and %s of the " \
           "parameters%s.%s", fail, grouped(tokens * 2 ^ fail),
           shown(loss[fail]), finite(loss[fail]) \
-          ? sprintf("no lower than the %.3f of a model that knows only " \
-                    "how often each token occurs", unigram) \
-          : "not a number", pc(predicted(fail, 2)), "\x27",
-          pc(lost(fail, 2)), pc(lost(fail, 1)), "\x27",
-          closest < 1e30 ? sprintf(" Every run at a larger share ended " \
-                                   "at least %.2g above fp32.", closest) \
-                         : ""))
-}
-worst = 0; at_worst = ks[1]
+          ? sprintf("above the %.3f of a model that knows only how " \
+                    "often each token occurs", unigram) \
+          : "not a number", pc(lost(fail, 2)), "\x27", pc(lost(fail, 1)),
+          "\x27", after_count == 0 \
+          ? (after_failed > 0 ? " So did every run at a larger share." \
+                              : "") \
+          : sprintf(" Past it, the loss no longer follows the fraction " \
+                    "lost: %s, below the unigram entropy.", after)))
+worst = 0; at_worst = ks[1]; param_over = ""
 for (j = 1; j <= n; j++) {
     k = ks[j]
     if (fail != "" && k + 0 >= fail + 0) continue
     d = lost(k, 2) - predicted(k, 2); if (d < 0) d = -d
     if (d >= worst) { worst = d; at_worst = k }
+    if (param_over == "" && lost(k, 1) > 2 * predicted(k, 1) \
+        && predicted(k, 1) > 0.01)
+        param_over = k
 }
-macro("PrecShareCascadeVerdict", sprintf("%s the run%ss first step lost " \
-      "the share of the activations%s gradients that fp32%ss histogram " \
-      "predicts, to within %.2g points (at $k = %d$: %s predicted, %s " \
-      "lost).%s", fail == "" ? "At every share" \
+macro("PrecShareCascadeVerdict", sprintf("%s each run%ss first step lost " \
+      "the fraction of the activations%s gradients that fp32%ss " \
+      "histogram predicts, to within %.2g points (at $k = %d$: %s " \
+      "predicted, %s lost).%s%s", fail == "" ? "At every share" \
       : sprintf("Below $k = %d$,", fail), "\x27", "\x27", "\x27",
       100 * worst, at_worst, pc(predicted(at_worst, 2)),
       pc(lost(at_worst, 2)), fail == "" ? "" \
-      : sprintf(" At $k = %d$ it lost %s where %s was predicted: once " \
-                "most of a layer%ss gradient is zero, the gradients " \
-                "computed from it are zero too, and the losses cascade " \
-                "down the backward pass.", fail, pc(lost(fail, 2)),
-                pc(predicted(fail, 2)), "\x27")))
+      : sprintf(" At $k = %d$ it lost %s where %s was predicted: a " \
+                "gradient computed from one that is partly flushed is " \
+                "smaller than fp32%ss, and more of it flushes in turn.",
+                fail, pc(lost(fail, 2)), pc(predicted(fail, 2)), "\x27"),
+      param_over == "" ? "" \
+      : sprintf(" The parameters%s gradients part from their prediction " \
+                "sooner: at $k = %d$, %s lost where %s was predicted.",
+                "\x27", param_over, pc(lost(param_over, 1)),
+                pc(predicted(param_over, 1)))))
 split("A B", names, " "); kk["A"] = k_a; kk["B"] = k_b
 for (i = 1; i <= 2; i++) {
     x = names[i]; k = kk[x]
@@ -487,62 +521,74 @@ for (i = 1; i <= 2; i++) {
     macro("PrecShareDesign" x "Lost", pc(lost(k, 2)))
     macro("PrecShareDesign" x "Diff", finite(loss[k]) \
           ? signed(loss[k] - base) : "not a number")
-    said[x] = sprintf("design~%s%ss, $k = %d$, %s of the activations%s " \
-                      "gradients flush and the loss ended %s from " \
-                      "fp32%ss, %s", x, "\x27", k, pc(lost(k, 2)), "\x27",
-                      finite(loss[k]) ? signed(loss[k] - base) : "as NaN",
-                      "\x27", fail != "" && k + 0 >= fail + 0 \
-                      ? "a failed run" \
-                      : onset != "" && k + 0 >= onset + 0 \
-                      ? "out of the scatter" : "within the scatter")
+    w = verdict(loss[k], base, yard, unigram)
+    said[x] = k == onset \
+        ? sprintf("Design~%s%ss share, $k = %d$, is that onset.", x, "\x27",
+                  k) \
+        : sprintf("Design~%s%ss share, $k = %d$, lies %s: %s of the " \
+                  "activations%s gradients flushed, and the run ended " \
+                  "%s from fp32, %s.", x, "\x27", k, onset == "" \
+                  ? "where no onset was found" : k + 0 < onset + 0 \
+                  ? "below the onset" : "above the onset",
+                  pc(lost(k, 2)), "\x27", shown_gap(k), w == "kept up" \
+                  ? "within rounding" "\x27" "s band" : w == "lagged" \
+                  ? "above rounding" "\x27" "s band" : "a failed run")
 }
-macro("PrecShareDesignVerdict", sprintf("At %s; at %s.", said["A"],
-                                        said["B"]))
+macro("PrecShareDesignVerdict", said["A"] " " said["B"])
+macro("PrecShareGlobalK", k_global)
 macro("PrecShareScaledDiff", signed(loss["scaled"] - base))
 macro("PrecShareBfSixteenDiff", signed(loss["bf16"] - base))
 macro("PrecShareUnscaledMostDiff", finite(loss[most]) \
       ? signed(loss[most] - base) : "not a number")
-inside = (loss["scaled"] - base <= band && base - loss["scaled"] <= band)
-inside_bf = (loss["bf16"] - base <= band && base - loss["bf16"] <= band)
+macro("PrecShareScaledScale", sprintf("%.6g", scaled_scale))
 macro("PrecShareCureVerdict", sprintf("At $k = %d$, where fp16 without " \
       "the scaler ended %s from fp32, fp16 with it ended %s and bf16 %s: " \
-      "%s.", most, finite(loss[most]) ? signed(loss[most] - base) \
-      : "as NaN", signed(loss["scaled"] - base),
-      signed(loss["bf16"] - base), inside && inside_bf \
-      ? "both within the scatter of the runs at small shares" \
-      : inside ? "fp16 within the scatter of the runs at small shares, " \
-                 "bf16 outside it" \
-      : inside_bf ? "bf16 within the scatter of the runs at small " \
-                    "shares, fp16 outside it" \
-      : "neither within the scatter of the runs at small shares"))
+      "%s. The scaler%ss $S$ started at $2^{%d} \\times 2^{-%d} = %s$ " \
+      "and %s.", most, shown_gap(most), signed(loss["scaled"] - base),
+      signed(loss["bf16"] - base), \
+      verdict(loss["scaled"], base, yard, unigram) == "kept up" \
+      && verdict(loss["bf16"], base, yard, unigram) == "kept up" \
+      ? "both within rounding" "\x27" "s band, which they set" \
+      : "not both within rounding" "\x27" "s band", "\x27",
+      int(log(scaled_scale) / log(2) + 0.5) + most, most,
+      sprintf("%.6g", scaled_scale), scaled_final == scaled_scale \
+      ? "held there all run: no step overflowed and none of its windows " \
+        "of clean steps ended" \
+      : sprintf("ended at %.6g", scaled_final)))
 macro("PrecShareLesson", fail == "" \
       ? sprintf("in this book%ss small model %s of the activations%s " \
                 "gradients at its first step; a step over $2^{%d}$ " \
-                "times as many tokens moves every gradient %d octaves " \
-                "down, and there it loses %s of them", "\x27",
-                pc(lost(0, 2)), "\x27", most, most, pc(lost(most, 2))) \
+                "times as many tokens moves each micro-batch%ss " \
+                "gradients %d octaves down, and there it loses %s of " \
+                "them", "\x27", pc(lost(0, 2)), "\x27", most, "\x27", most,
+                pc(lost(most, 2))) \
       : sprintf("in this book%ss small model %s of the activations%s " \
                 "gradients at its first step, too few to matter; a step " \
-                "over $2^{%d}$ times as many tokens moves every gradient " \
+                "over $2^{%d}$ times as many tokens moves each " \
+                "micro-batch%ss gradients " \
                 "%d octaves down, and there it loses %s of them and " \
-                "fails to train", "\x27", pc(lost(0, 2)), "\x27", fail,
-                fail, pc(lost(fail, 2))))
+                "after %d steps ends no better than a model that knows " \
+                "only how often each token occurs", "\x27", pc(lost(0, 2)),
+                "\x27", fail, "\x27", fail, pc(lost(fail, 2)), steps))
 macro("PrecShareMeaning", sprintf("Without the scaler, fp16 loses what " \
       "falls below its floor, and how much falls there is set by the " \
       "tokens a step averages over, one octave per doubling. At this " \
       "model%ss own step of %s tokens it lost %s of the activations%s " \
-      "gradients, and its loss ended within the scatter of paths that " \
-      "round differently; %s (Section~\\ref{sec:precision-share}). The " \
-      "scaler costs a skipped step now and then, and it keeps the tail " \
-      "in range whatever the step.", "\x27", grouped(tokens), pc(lost(0, 2)),
-      "\x27", fail == "" \
-      ? sprintf("at the share of a step over %s tokens it lost %s and " \
+      "gradients, and its loss ended %s; %s " \
+      "(Section~\\ref{sec:precision-share}). The scaler costs a skipped " \
+      "step now and then, and once it has grown to a step%ss $1/N$ it " \
+      "undoes it, for any distribution no wider than fp16%ss window.",
+      "\x27", grouped(tokens), pc(lost(0, 2)), "\x27",
+      verdict(loss[0], base, yard, unigram) == "kept up" \
+      ? "within rounding" "\x27" "s band" \
+      : shown_gap(0) " from fp32" "\x27" "s", fail == "" \
+      ? sprintf("at the $1/N$ of a step over %s tokens it lost %s and " \
                 "its loss ended %s from fp32%ss, without failing",
                 grouped(tokens * 2 ^ most), pc(lost(most, 2)),
                 shown_gap(most), "\x27") \
-      : sprintf("at the share of a step over %s tokens it lost %s, and " \
+      : sprintf("at the $1/N$ of a step over %s tokens it lost %s, and " \
                 "the run failed", grouped(tokens * 2 ^ fail),
-                pc(lost(fail, 2)))))
+                pc(lost(fail, 2))), "\x27", "\x27"))
     }' "$data/12-limits.csv" "$work/share-losses.txt" \
     "$data/12-histogram.csv" $(for k in $shares; do
                                    echo "$work/share-$k.csv"; done)
