@@ -529,8 +529,10 @@ static int gpu_verify(GpuModel *g, const Language *lang, Settings *set,
     gpu_gather(g, g->v, m->v_memory, got);
     dmoment = fmax(dmoment, largest_difference(got, ref.v_memory, N, 0,
                                                fp32_rtol, &ok));
-    /* A second gradient from the stepped weights, in which the biases
-       are no longer zero, as the CPU's --verify takes it. */
+    /* A second gradient from the GPU's stepped weights, in which the
+       biases are no longer zero, as the CPU's --verify takes it. */
+    gpu_gather(g, g->params, m->params_memory, got);
+    memcpy(ref.params_memory, got, sizeof(real) * N);
     model_zero_grads(&ref);
     loss_ref = batch_gradient(&ref, &b, B, 1, 1);
     loss = gpu_rank_gradient(g, &b, B, set->micro);

@@ -148,6 +148,8 @@ int verify(Model *m, const Language *lang, Settings *set,
     double dmoment = largest_difference(got, ref.m_memory, N, 0, &ok);
     collect_state(set, STATE_SECOND_MOMENT, got);      /* v is ~ g² */
     dmoment = fmax(dmoment, largest_difference(got, ref.v_memory, N, 0, &ok));
+    collect_state(set, STATE_WEIGHTS, got);
+    memcpy(ref.params_memory, got, sizeof(real) * N);
     model_zero_grads(&ref);
     double loss_ref2 = batch_gradient(&ref, &b, B, 1, 1);
     model_zero_grads(m);
