@@ -81,18 +81,22 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 OBJ := $(B)/obj
 
-.PHONY: all deps tangle tangle-into index-stream programs runs figures book \
-        solutions test check-sanitize bench lab handout gpu-check clean \
-        info cuda-backend \
+.PHONY: all deps tangle tangle-into index-stream programs runs timed \
+        figures book solutions test check-sanitize bench lab handout \
+        gpu-check clean info cuda-backend \
         FORCE
 
-# The programs are compiled two at a time (-j2); everything after them runs
-# one thing at a time, so that no chapter's timed run shares the machine.
+# The programs are compiled two at a time (-j2); then the machine is
+# measured and every script that times something or starts ranks runs, one
+# at a time (-j1, whatever -j make was given), so that no timed run shares
+# the machine; then the rest (SHARED below: the scripts that time nothing
+# and start no ranks, the figures, the weaving, LaTeX), two at a time.
 all:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory tangle
 	@$(MAKE) --no-print-directory -j2 programs
-	@$(MAKE) --no-print-directory book solutions $(B)/drills.pdf \
+	@$(MAKE) --no-print-directory -j1 timed
+	@$(MAKE) --no-print-directory -j2 book solutions $(B)/drills.pdf \
 	  $(EMULATED_BINS) \
 	  $(if $(CUDA),$(GPU_BINS))
 
@@ -585,6 +589,23 @@ $(B)/solutions.pdf: solutions/solutions.tex chapters/preamble.tex chapters/bibli
                     $(wildcard solutions/[0-9]*.tex) $(SOLUTION_STAMPS) \
                     $(wildcard exercises/*.tex)
 	$(call latex,solutions/solutions.tex,solutions)
+
+# ----------------------------------------------------------------- timed ----
+# The scripts that share the machine: they time nothing (no time, rate or
+# ratio of times they measure reaches the book, its solutions or a figure:
+# the planner's models, and the precision exercises' losses) and start no
+# ranks (MPICH's waiting ranks poll, and would take the cores from whatever
+# ran beside them). They run two at a time, with the figures, the weaving
+# and LaTeX (all's last phase); every other run and solution, named here or
+# new, runs alone, first (make timed).
+SHARED := $(addprefix $(B)/stamp/run-,01-memory-floor 02-compute-and-fleet \
+            03-step 04-activations 05-layout 11-drill 11-predicted \
+            13-checkpoint 13-drill 14-drill 14-moe) \
+          $(addprefix $(B)/stamp/solution-,01-memory-floor \
+            02-compute-and-fleet 03-step 04-activations 05-layout \
+            12-precision)
+
+timed: $(B)/machine.json $(filter-out $(SHARED),$(RUN_STAMPS) $(SOLUTION_STAMPS))
 
 # ---------------------------------------------------------------- drills ----
 # The drill sheet: a card a chapter (drills/NN-*.tex), its numbers the book's

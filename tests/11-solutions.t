@@ -35,9 +35,14 @@ ok(-s "$sols/11-ex6-derived.tex", 'the solution script has run (build/solutions/
 my %macro = %{ read_macros("$sols/11-*.tex") };
 sub agrees { return macro_agrees(\%macro, @_) }
 sub value { my ($v) = printed_number($macro{ $_[0] }); return $v }
+# Each file is decoded once (JSON::PP takes seconds over the layout
+# searches' megabytes) and its reports only read.
+my %decoded;
 sub json {
-    my $text = slurp("$sols/$_[0].json") // die "no $_[0].json";
-    return JSON::PP->new->decode($text);     # bytes, as the macros hold them
+    return $decoded{$_[0]} //= do {
+        my $text = slurp("$sols/$_[0].json") // die "no $_[0].json";
+        JSON::PP->new->decode($text);        # bytes, as the macros hold them
+    };
 }
 # The best layout of a fleet layout report: the first listed.
 sub best { return json($_[0])->{layouts}[0] }
