@@ -153,17 +153,7 @@ for my $program ($emulated, $minigpt) {
 # fails, and so would three steps of training on two ranks, which end
 # away from one rank's loss.
 my $dir = tempdir(CLEANUP => 1);
-my ($flags) = (slurp("$root/build/obj/cflags") // '') =~ /^\S+\s+(.*)$/;
-# (make check-sanitize builds the objects with SANITIZE=1: so is the link.)
-my @sanitized = ($flags // '') =~ /-fsanitize/ ? ('SANITIZE=1') : ();
-my ($status, $link) = run('make', '-n', '-B', '-C', $root, @sanitized,
-                          '--no-print-directory',
-                          'build/bin/minigpt-emulated');
-my ($link_line) = grep { /-o build\/bin\/minigpt-emulated$/ }
-                  split /\n/, $link;
-ok(defined $flags && defined $link_line, 'the build\'s flags and link line')
-  or diag($link);
-my $source = slurp("$root/code/cuda/device.c");
+my @recipe = link_recipe('build/bin/minigpt-emulated');
 my @mutants = (
     ['no f all-reduce',
      qr/^\s*through_host\(g, f_backward, din, \(size_t\)N \* C\);\n/m, ''],
@@ -173,21 +163,11 @@ my @mutants = (
 );
 for my $m (@mutants) {
     my ($mutant, $from, $to) = @$m;
-    (my $mutated = $source) =~ s/$from/$to/;
-    isnt($mutated, $source, "$mutant: device.c is changed");
-    (my $file = "$dir/$mutant.c") =~ s/ /-/g;
-    write_file($file, $mutated);
-    my $object = $file =~ s/\.c$/.o/r;
-    my $program = $file =~ s/\.c$//r;
-    ($status, undef, my $err) = run('sh', '-c', "mpicc $flags -Wno-error "
-                                    . "-I$root/code/cuda -c '$file' "
-                                    . "-o '$object'");
-    is($status, 0, "$mutant: compiles") or diag($err);
-    (my $line = $link_line) =~ s{build/obj/cuda/device\.o}{'$object'};
-    $line =~ s{-o build/bin/minigpt-emulated$}{-o '$program'};
-    ($status, undef, $err) = run('sh', '-c', "cd $root && $line");
-    is($status, 0, "$mutant: links") or diag($err);
-    ($status, my $out, $err) = run(mpiexec(2, $program, @tiny, qw(--device
+    my $program = build_mutant({ recipe => \@recipe,
+        target => 'build/bin/minigpt-emulated',
+        object => 'build/obj/cuda/device.o', source => 'code/cuda/device.c',
+        name => $mutant, from => $from, to => $to, dir => $dir });
+    my ($status, $out, $err) = run(mpiexec(2, $program, @tiny, qw(--device
                                            cuda --tp 2 --verify)));
     is($status, 1, "$mutant: --tp 2 --verify fails (exit 1)")
       or diag($out . $err);
@@ -202,7 +182,7 @@ my %build = `make -s -C $root --no-print-directory cuda-backend`
 SKIP: {
     skip('no CUDA toolkit: this build has no CUDA backend', 2)
       unless $build{CUDA};
-    ($status, my $out, my $err) = run(mpiexec(2, $minigpt, '--device', 'cuda',
+    my ($status, $out, $err) = run(mpiexec(2, $minigpt, '--device', 'cuda',
                                               qw(--tp 2 --verify)));
     if ($status == 2 && $err =~ /^minigpt: --device cuda: (no CUDA device: .*)$/) {
         my $why = $1;

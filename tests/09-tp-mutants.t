@@ -25,18 +25,10 @@ my @tiny = (minigpt_flags(layers => 2, hidden => 32, heads => 4, seq => 16,
                           vocab => 24), qw(--batch 4 --quiet));
 
 my $dir = tempdir(CLEANUP => 1);
-my ($flags) = (slurp("$root/build/obj/cflags") // '') =~ /^\S+\s+(.*)$/;
-# (make check-sanitize builds the objects with SANITIZE=1: so is the link.)
-my @sanitized = ($flags // '') =~ /-fsanitize/ ? ('SANITIZE=1') : ();
-my (undef, $link) = run('make', '-n', '-B', '-C', $root, @sanitized,
-                        '--no-print-directory', 'build/bin/minigpt');
-my ($link_line) = grep { /-o build\/bin\/minigpt$/ } split /\n/, $link;
-ok(defined $flags && defined $link_line, 'the build\'s flags and link line')
-  or diag($link);
+my @recipe = link_recipe('build/bin/minigpt');
 my $object = 'build/obj/minigpt/parallel_linear.o';
-like($link_line // '', qr/\Q$object\E/, "minigpt links $object");
+like($recipe[1], qr/\Q$object\E/, "minigpt links $object");
 
-my $source = slurp("$root/code/minigpt/parallel_linear.c") // '';
 my @mutants = (
     ['no f all-reduce', qr/f_backward\(din, \(size_t\)N \* C, tp\);/,
      ';', 'first'],
@@ -46,20 +38,11 @@ my @mutants = (
 );
 for my $m (@mutants) {
     my ($mutant, $from, $to, $which) = @$m;
-    (my $mutated = $source) =~ s/$from/$to/;
-    isnt($mutated, $source, "$mutant: parallel_linear.c is changed");
-    (my $file = "$dir/$mutant.c") =~ s/ /-/g;
-    write_file($file, $mutated);
-    (my $mutant_object = $file) =~ s/\.c$/.o/;
-    (my $program = $file) =~ s/\.c$//;
-    my ($status, undef, $err) = run('sh', '-c', "mpicc $flags -Wno-error "
-        . "-I$root/code/minigpt -c '$file' -o '$mutant_object'");
-    is($status, 0, "$mutant: compiles") or diag($err);
-    (my $line = $link_line // '') =~ s{\Q$object\E}{'$mutant_object'};
-    $line =~ s{-o build/bin/minigpt$}{-o '$program'};
-    ($status, undef, $err) = run('sh', '-c', "cd $root && $line");
-    is($status, 0, "$mutant: links") or diag($err);
-    ($status, my $out, $err) = run(mpiexec(2, $program, @tiny,
+    my $program = build_mutant({ recipe => \@recipe,
+        target => 'build/bin/minigpt', object => $object,
+        source => 'code/minigpt/parallel_linear.c', name => $mutant,
+        from => $from, to => $to, dir => $dir });
+    my ($status, $out, $err) = run(mpiexec(2, $program, @tiny,
                                            qw(--tp 2 --verify)));
     is($status, 1, "$mutant: --tp 2 --verify fails (exit 1), "
        . "seen by the $which gradient") or diag($out . $err);

@@ -70,18 +70,18 @@ share_steps=100 share_most=14
 tokens=$(awk -v b="$(field batch "$data/12-run-fp32.json")" \
              -v t="$(field seq "$data/12-run-fp32.json")" \
              'BEGIN { print b * t }')
-octaves() {       # log2 of a design's FIELD ($1) over $tokens
-    "$bin/fleet" step $2 --json | awk -v key="\"$1\":" -v tokens=$tokens '
-        $1 == key { n = $2 + 0 }
-        END { print int(log(n / tokens) / log(2) + 0.5) }'
+octaves() {       # log2 of $1 tokens over $tokens, to the nearest
+    awk -v n="$1" -v tokens=$tokens 'BEGIN {
+        print int(log(n / tokens) / log(2) + 0.5) }'
 }
 # Chapter 3's designs A and B, as code/runs/03-step.sh runs them: the
 # tokens of a replica's step, and of the whole step.
-design_a="--tp 8 --zero 3"
-design_b="--tp 8 --pp 8 --dp 16 --zero 1 --micro-batch-tokens 4096"
-k_a=$(octaves tokens_per_replica "$design_a")
-k_b=$(octaves tokens_per_replica "$design_b")
-k_global=$(octaves tokens_per_step "$design_a")
+"$bin/fleet" step --tp 8 --zero 3 --json --output "$work/design-a.json"
+"$bin/fleet" step --tp 8 --pp 8 --dp 16 --zero 1 --micro-batch-tokens 4096 \
+    --json --output "$work/design-b.json"
+k_a=$(octaves "$(field tokens_per_replica "$work/design-a.json")")
+k_b=$(octaves "$(field tokens_per_replica "$work/design-b.json")")
+k_global=$(octaves "$(field tokens_per_step "$work/design-a.json")")
 shares=$(awk -v most=$share_most -v a=$k_a -v b=$k_b 'BEGIN {
     for (k = 0; k <= most; k += 2) s[k]; s[a]; s[b]
     for (k in s) print k }' | sort -n | tr '\n' ' ')

@@ -21,7 +21,8 @@ our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
                  refused_no_output verify_ok solution_sources_ok
                  exercise_file_ok answers_not_given_away solutions_pdf_ok
                  write_file lab_documented mpiexec_stand_in at_path
-                 same_checkpoints different_checkpoints mpi_turn);
+                 same_checkpoints different_checkpoints mpi_turn link_recipe
+                 build_mutant);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -565,6 +566,58 @@ sub compare_checkpoints {
       or Test::More::diag("$x: @in_x; $y: @in_y; differing: @differ");
     return $ok;
 }
+# Mutants, to show that a check can fail: a program linked as make links
+# TARGET (build/bin/NAME), with one of its objects compiled from a changed
+# copy of its source. link_recipe(TARGET) gives the build's C flags and
+# make's link line for TARGET, and checks that both were found (make
+# check-sanitize builds the objects with SANITIZE=1: so is the link).
+sub link_recipe {
+    my ($target) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $root = root();
+    my ($flags) = (slurp("$root/build/obj/cflags") // '') =~ /^\S+\s+(.*)$/;
+    my @sanitized = ($flags // '') =~ /-fsanitize/ ? ('SANITIZE=1') : ();
+    my (undef, $make) = run('make', '-n', '-B', '-C', $root, @sanitized,
+                            '--no-print-directory', $target);
+    my ($line) = grep { /-o \Q$target\E$/ } split /\n/, $make;
+    Test::More::ok(defined $flags && defined $line,
+                   'the build\'s flags and link line')
+      or Test::More::diag($make);
+    return ($flags // '', $line // '');
+}
+
+# build_mutant({ recipe => [link_recipe(TARGET)], target => TARGET,
+# object => its object, source => the object's source, name => NAME,
+# from => REGEX, to => TEXT, dir => a scratch folder }): the source with
+# FROM replaced by TO, compiled (warnings not errors: a mistake can leave a
+# variable unused) and linked in the object's place; checks each step and
+# returns the program's path.
+sub build_mutant {
+    my ($m) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $root = root();
+    my ($flags, $link_line) = @{ $m->{recipe} };
+    my $source = slurp("$root/$m->{source}") // '';
+    (my $mutated = $source) =~ s/$m->{from}/$m->{to}/;
+    (my $base = $m->{source}) =~ s{.*/}{};
+    Test::More::isnt($mutated, $source, "$m->{name}: $base is changed");
+    (my $file = "$m->{dir}/$m->{name}.c") =~ s/ /-/g;
+    write_file($file, $mutated);
+    (my $object = $file) =~ s/\.c$/.o/;
+    (my $program = $file) =~ s/\.c$//;
+    (my $include = "$root/$m->{source}") =~ s{/[^/]*$}{};
+    my ($status, undef, $err) = run('sh', '-c', "mpicc $flags -Wno-error "
+        . "-I$include -c '$file' -o '$object'");
+    Test::More::is($status, 0, "$m->{name}: compiles")
+      or Test::More::diag($err);
+    (my $line = $link_line) =~ s{\Q$m->{object}\E}{'$object'};
+    $line =~ s{-o \Q$m->{target}\E$}{-o '$program'};
+    ($status, undef, $err) = run('sh', '-c', "cd $root && $line");
+    Test::More::is($status, 0, "$m->{name}: links")
+      or Test::More::diag($err);
+    return $program;
+}
+
 sub same_checkpoints      { return compare_checkpoints(1, @_) }
 sub different_checkpoints { return compare_checkpoints(0, @_) }
 
