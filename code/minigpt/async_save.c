@@ -25,6 +25,7 @@ static void *write_in_background(void *writer)
     int failed = sharded_save_write(&c->save, set->rank,
                                     set->fail_shard == set->rank, c->why,
                                     sizeof c->why) != 0;
+    fault_drill(set, (int)c->save.step);     /* before the ranks agree */
     c->status = sharded_save_finish(set, &c->save, failed, c->why,
                                     sizeof c->why);
     return NULL;

@@ -314,7 +314,7 @@ awk -F, -v heap_file="$data/07-allreduce-heap.csv" \
     > "$numbers/07-allreduce-verdict.tex"
 mpiexec $pin -n 2 $bin/minigpt --dp 2 --verify --micro-batches 2 \
         --output "$transcripts/07-verify.txt"
-weak="--quiet --steps 100 --eval-every 1000 --json"
+weak="--quiet --steps 60 --eval-every 1000 --json"
 for k in 1 2 3 4 5; do
     report=""
     test $k = 1 && report="--transcript $transcripts/07-dp-2.txt"

@@ -28,10 +28,10 @@ for run in $runs; do
     case $run in
         fp32) histogram="--grad-histogram $data/12-histogram.csv" ;;
     esac
-    $minigpt $(flags_of $run) --steps $steps --eval-every $every \
-        $histogram --log "$data/12-log-$run.csv" --json \
-        --output "$data/12-run-$run.json"
-done
+    echo "$minigpt $(flags_of $run) --steps $steps --eval-every $every \
+$histogram --log $data/12-log-$run.csv --json \
+--output $data/12-run-$run.json"
+done | xargs -P 2 -I RUN sh -c RUN
 for loss in train_loss val_loss; do
     for run in $runs; do echo "$data/12-log-$run.csv"; done |
     awk -v loss=$loss -v runs="$runs" '
@@ -149,7 +149,7 @@ $(field bytes_held_gradients "$f") $(field bytes_held_master_weights "$f") \
 $(field bytes_held_master_gradients "$f") $(field bytes_held_moments "$f") \
 $(field bytes_held_buffers "$f") $(field bytes_per_param "$f")"
 done > "$work/bytes.txt"
-timed_steps=40 repeats="1 2 3 4 5"
+timed_steps=40 repeats="1 2 3"
 for k in $repeats; do
     for run in fp32 bf16 fp16 fp8; do
         mpiexec -bind-to core -n 1 "$bin/minigpt" --machine "$machine" \

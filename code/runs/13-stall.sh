@@ -54,9 +54,9 @@ awk -v csv="$data/13-stall.csv" "$formats"'
     }
     END {
         print "at,kind,stall_ms,lo_ms,hi_ms" > csv
-        printf "1,synchronous,%.4g,%.4g,%.4g\n", 1e3 * median("sync"),
+        printf "1,synchronous,%.6g,%.6g,%.6g\n", 1e3 * median("sync"),
                1e3 * low("sync"), 1e3 * high("sync") > csv
-        printf "2,asynchronous,%.4g,%.4g,%.4g\n", 1e3 * median("async"),
+        printf "2,asynchronous,%.6g,%.6g,%.6g\n", 1e3 * median("async"),
                1e3 * low("async"), 1e3 * high("async") > csv
         printf "%.6g %.6g %.6g %.6g %.6g %.6g\n", median("sync"), low("sync"),
                high("sync"), median("async"), low("async"), high("async")
