@@ -14,7 +14,8 @@
 # mutated copies of device.c (the f and g sums done as maxima, the tensor
 # axis's all-reduce on the data axis's communicator) fail --verify on the
 # device's path and pass on the host's. Where the build found nccl.h, the
-# CUDA backend's object holds NCCL's part.
+# CUDA backend's object holds NCCL's part, and where nvcc is found,
+# layers.cu compiles without it.
 # Run after `make`:  prove -v tests/09-cuda-nccl.t
 use strict;
 use warnings;
@@ -174,12 +175,22 @@ for my $m (@mutants) {
 # ---- NCCL's part of the CUDA backend ----
 # Where the build found nccl.h, make compiled layers.cu with it (its object
 # up to date: tests/09-cuda.t), and the object names the library it loads
-# and the functions it looks up there.
+# and the functions it looks up there. Without nccl.h (GPU_NCCL not
+# defined) layers.cu compiles too, with make's own nvcc line otherwise.
 my %build = `make -s -C $root --no-print-directory cuda-backend`
   =~ /^(CUDA|NCCL)=(.*)$/mg;
 SKIP: {
-    skip('no CUDA toolkit: this build has no CUDA backend', 2)
+    skip('no CUDA toolkit: this build has no CUDA backend', 4)
       unless $build{CUDA};
+    my (undef, $make) = run('make', '-n', '-B', '-C', $root,
+                            '--no-print-directory', 'build/obj/cuda/layers.o');
+    my ($line) = grep { /nvcc.* -c code\/cuda\/layers\.cu / } split /\n/, $make;
+    ok(defined $line, 'make\'s nvcc line for layers.cu') or diag($make);
+    my $dir = tempdir(CLEANUP => 1);
+    (my $without = $line // '') =~ s/ -DGPU_NCCL\b//;
+    $without =~ s{-o \S+$}{-o '$dir/layers.o'};
+    my ($status, undef, $err) = run('sh', '-c', "cd $root && $without");
+    is($status, 0, 'layers.cu compiles without nccl.h\'s part') or diag($err);
     skip('nccl.h was not found: the collectives go through host copies', 2)
       unless $build{NCCL};
     my $object = slurp("$root/build/obj/cuda/layers.o") // '';

@@ -82,26 +82,36 @@ static_assert(sizeof static_cast<decltype(cublas.gemm_ex)>(&cublasGemmEx)
     ((pointer = reinterpret_cast<decltype(pointer)>(                    \
           dlsym(library, symbol))) != NULL)
 
+/* The library `file`, loaded once into *library, and find's look-ups
+   in it: 0, or 2 and a one-line reason in why, which names it as what. */
+static int load_library(void **library, const char *file, const char *what,
+                        bool (*find)(void *), char *why, size_t why_size)
+{
+    if (*library != NULL)
+        return 0;
+    void *l = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (l == NULL || !find(l)) {
+        snprintf(why, why_size, "%s: %s", what, dlerror());
+        return 2;
+    }
+    *library = l;
+    return 0;
+}
+
 /* 0 once cuBLAS is loaded; otherwise 2 and a one-line reason in why. */
 static int load_cublas(char *why, size_t why_size)
 {
     static void *library;
-    if (library != NULL)
-        return 0;
-    void *l = dlopen("libcublas.so." EXPANDED_STRING(CUBLAS_VER_MAJOR),
-                     RTLD_NOW | RTLD_LOCAL);
-    if (l == NULL
-        || !(FIND(l, cublas.create, "cublasCreate_v2")
-             && FIND(l, cublas.destroy, "cublasDestroy_v2")
-             && FIND(l, cublas.set_math_mode, "cublasSetMathMode")
-             && FIND(l, cublas.status_string, "cublasGetStatusString")
-             && FIND(l, cublas.sgemm, "cublasSgemm_v2")
-             && FIND(l, cublas.gemm_ex, "cublasGemmEx"))) {
-        snprintf(why, why_size, "cuBLAS: %s", dlerror());
-        return 2;
-    }
-    library = l;
-    return 0;
+    return load_library(&library, "libcublas.so."
+                        EXPANDED_STRING(CUBLAS_VER_MAJOR), "cuBLAS",
+                        [](void *l) {
+        return FIND(l, cublas.create, "cublasCreate_v2")
+            && FIND(l, cublas.destroy, "cublasDestroy_v2")
+            && FIND(l, cublas.set_math_mode, "cublasSetMathMode")
+            && FIND(l, cublas.status_string, "cublasGetStatusString")
+            && FIND(l, cublas.sgemm, "cublasSgemm_v2")
+            && FIND(l, cublas.gemm_ex, "cublasGemmEx");
+    }, why, why_size);
 }
 int gpu_open(int device, char *why, size_t why_size)
 {
@@ -819,21 +829,14 @@ struct GpuComm {
 int gpu_collectives(char *why, size_t why_size)
 {
     static void *library;
-    if (library != NULL)
-        return 0;
-    void *l = dlopen("libnccl.so." EXPANDED_STRING(NCCL_MAJOR),
-                     RTLD_NOW | RTLD_LOCAL);
-    if (l == NULL
-        || !(FIND(l, nccl.unique_id, "ncclGetUniqueId")
-             && FIND(l, nccl.init_rank, "ncclCommInitRank")
-             && FIND(l, nccl.all_reduce, "ncclAllReduce")
-             && FIND(l, nccl.destroy, "ncclCommDestroy")
-             && FIND(l, nccl.error_string, "ncclGetErrorString"))) {
-        snprintf(why, why_size, "NCCL: %s", dlerror());
-        return 2;
-    }
-    library = l;
-    return 0;
+    return load_library(&library, "libnccl.so." EXPANDED_STRING(NCCL_MAJOR),
+                        "NCCL", [](void *l) {
+        return FIND(l, nccl.unique_id, "ncclGetUniqueId")
+            && FIND(l, nccl.init_rank, "ncclCommInitRank")
+            && FIND(l, nccl.all_reduce, "ncclAllReduce")
+            && FIND(l, nccl.destroy, "ncclCommDestroy")
+            && FIND(l, nccl.error_string, "ncclGetErrorString");
+    }, why, why_size);
 }
 
 GpuComm *gpu_comm_open(MPI_Comm comm, char *why, size_t why_size)
