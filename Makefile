@@ -355,7 +355,18 @@ bench: $(B)/bin/matmul-bench $(B)/bin/fleet $(B)/machine.json
 
 # ------------------------------------------------------------------ CUDA --
 # The C files of code/cuda see mpi.h through minigpt.h; the .cu files are
-# nvcc's. gpu-check-layers links the CPU layers it checks against.
+# nvcc's, and see it through gpu.h, from the directories mpicc names
+# (MPICH's -show; Open MPI's -showme), without MPI's C++ bindings.
+# NCCL's collectives (Appendix "The CUDA backend", "Collectives on the
+# device") are compiled where nccl.h is among the toolkit's headers or
+# the system's; without it the backend builds and every collective goes
+# through host copies. gpu-check-layers links the CPU layers it checks
+# against.
+NCCL_H := $(if $(CUDA),$(firstword $(wildcard $(CUDA_HOME)/include/nccl.h \
+            /usr/include/nccl.h)))
+NVCC_MPI := $(if $(CUDA),$(filter -I%,$(shell $(MPICC) -show 2>/dev/null \
+              || $(MPICC) -showme 2>/dev/null)) -DMPICH_SKIP_MPICXX \
+              -DOMPI_SKIP_MPICXX $(if $(NCCL_H),-DGPU_NCCL))
 $(OBJ)/cuda/%.o: code/cuda/%.c $(OBJ)/cflags
 	@mkdir -p $(@D)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -363,7 +374,7 @@ $(OBJ)/cuda/%.o: code/cuda/%.c $(OBJ)/cflags
 $(OBJ)/cuda/%.o: code/cuda/%.cu code/cuda/gpu.h code/minigpt/elementwise.h \
                  code/minigpt/number_formats.h
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(NVCC_MPI) -c $< -o $@
 
 $(B)/bin/gpu-check-layers: $(OBJ)/cuda/check-layers.o $(OBJ)/cuda/layers.o \
                            $(filter-out $(OBJ)/minigpt/main.o,$(MINIGPT_OBJ)) \
@@ -375,7 +386,7 @@ $(B)/bin/gpu-gemm-bench: $(OBJ)/cuda/gemm-bench.o $(OBJ)/cuda/bench.o \
                          $(OBJ)/cuda/layers.o \
                          $(filter-out $(OBJ)/fleet/main.o,$(FLEET_OBJ))
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(CUDA_LIBS) -o $@
+	$(MPICC) $(LDFLAGS) $^ $(LDLIBS) $(CUDA_LIBS) -o $@
 
 # The GPU model's code (device.c) on the CPU's layers, in every build.
 $(B)/bin/minigpt-emulated: $(MINIGPT_OBJ) $(COMM_OBJ) $(COMMON_OBJ) \
@@ -708,12 +719,14 @@ check-sanitize:
 info:
 	@echo "chapters: $(CHAPTERS)"
 	@echo "CUDA:     $(if $(CUDA),toolkit $(CUDA) (the CUDA backend is built),$(if $(NVCC),nvcc $(NVCC) without libcublas/libcudart (CPU only),not found (CPU only)))"
+	@$(if $(CUDA),echo "NCCL:     $(if $(NCCL_H),$(NCCL_H) (the device collectives are built),nccl.h not found (collectives through host copies))",true)
 
 # What the build decided about CUDA, for tests/09-cuda.t: the toolkit's
 # directory when the backend is built, and nvcc when it was found.
 cuda-backend:
 	@echo "CUDA=$(CUDA)"
 	@echo "NVCC=$(NVCC)"
+	@echo "NCCL=$(NCCL_H)"
 
 clean:
 	rm -rf $(B)

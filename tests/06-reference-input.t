@@ -129,7 +129,7 @@ my %flags = (
                    --quiet --dump --keep-checkpoints --allow-schedule-change
                    --fail-shard-write --async-save --fault-at-step --fault-rank
                    --sample --tp --pp --dp --print-mesh --allreduce --no-overlap --no-allreduce --zero --sequence-parallel --json --csv --latex
-                   --device --precision --schedule --chunks --trace --bucket-mb
+                   --device --precision --collectives --schedule --chunks --trace --bucket-mb
                    --fp32-grads --loss-scale --loss-scale-window --no-loss-scaling
                    --grad-histogram
                    --output --help)],

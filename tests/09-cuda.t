@@ -101,6 +101,8 @@ ok(-x $emulated, 'build/bin/minigpt-emulated is built');
          'gpu-check-layers, emulated: every check within tolerance');
     like($out, qr/^vocab_shard_loss +loss /m,
          'gpu-check-layers, emulated: checks the split vocabulary\'s steps');
+    like($out, qr/^all_reduce +sum .*: OK\nall_reduce +max .*: OK$/m,
+         'gpu-check-layers, emulated: and the device\'s all-reduce, one rank');
 }
 
 # ---- refusals ----

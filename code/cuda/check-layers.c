@@ -329,7 +329,34 @@ static void check_optimizer(Checks *k, Rng *rng)
     compare(k, "adamw_span", "v", v, NULL, fp32_tolerance);
 }
 
-int main(int argc, char **argv)
+/* The device's all-reduce on a communicator of this one rank: NCCL
+   loaded, a communicator opened, a sum and a maximum run, which leave
+   each element as it was, exactly. Skipped, in one line, where the build
+   has no NCCL. */
+static void check_all_reduce(Checks *k, Rng *rng)
+{
+    char why[512];
+    if (gpu_collectives(why, sizeof why) != 0) {
+        if (!report_requested(k->options))
+            fprintf(k->out.file, "%-20s skipped: %s\n", "all_reduce", why);
+        return;
+    }
+    GpuComm *one = gpu_comm_open(MPI_COMM_SELF, why, sizeof why);
+    if (one == NULL) {
+        complain("gpu-check-layers", "all_reduce: %s", why);
+        k->checks++;
+        k->failures++;
+        return;
+    }
+    Pair sum = pair(rng, 1000, 1), largest = pair(rng, 1000, 1);
+    gpu_all_reduce(one, sum.gpu, sum.n, GPU_SUM);
+    gpu_all_reduce(one, largest.gpu, largest.n, GPU_MAX);
+    compare(k, "all_reduce", "sum", sum, NULL, 0);
+    compare(k, "all_reduce", "max", largest, NULL, 0);
+    gpu_comm_close(one);
+}
+
+static int check_layers(int argc, char **argv)
 {
     const char *command = "gpu-check-layers";
     Option options[] = { OUTPUT_OPTIONS, { NULL, 0, 0, NULL, 0, NULL, 0 } };
@@ -366,6 +393,7 @@ int main(int argc, char **argv)
     check_crossentropy(&k, &rng);
     check_vocab_shard(&k, &rng);
     check_optimizer(&k, &rng);
+    check_all_reduce(&k, &rng);
     free_pairs();
     if (gpu_status(why, sizeof why) != 0) {
         complain(command, "%s", why);
@@ -381,4 +409,12 @@ int main(int argc, char **argv)
     if (output_commit(&k.out, command) != 0)
         return 2;
     return k.failures == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);          /* for the all-reduce's communicator */
+    int status = check_layers(argc, argv);
+    MPI_Finalize();
+    return status;
 }

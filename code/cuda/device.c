@@ -29,6 +29,8 @@ typedef struct {
     real *staging;           /* (B·T, max(C, 2)) host, t > 1: a copy for
                                 a collective                             */
     real *ring_scratch;      /* (N/d + 1) host, d > 1: a chunk of a ring */
+    GpuComm *tp_nccl, *dp_nccl;  /* the axes' device communicators, or
+                                    NULL: collectives on host copies     */
 } GpuModel;
 
 /* A host pointer's place in its block, carried over to another block. */
@@ -130,17 +132,56 @@ static Block block_of(const GpuModel *g, int l, int B)
     };
 }
 
-/* Chapter 9's f or g, op, on a device buffer x (n): the CPU's operator
-   on a host copy, counted as the CPU's are; nothing on one rank. */
-static void through_host(const GpuModel *g,
-                         void (*op)(real *, size_t, MPI_Comm), real *x,
-                         size_t n)
+/* What the tensor axis's collectives on the device have sent, counted
+   per call as a ring all-reduce of n reals sends, 2(t-1)/t·n of them by
+   each rank, not measured; and its blocks' share, in direction 0
+   (forward) or 1 (backward), with the host copies' (Chapter 9's). */
+static TpTraffic device_sent, block_traffic[2];
+
+/* What the tensor axis has sent so far, on the host and on the device. */
+static TpTraffic tp_sent(void)
 {
-    if (model_ways(g->host) == 1)
+    TpTraffic t = tp_traffic();
+    t.collectives += device_sent.collectives;
+    t.bytes += device_sent.bytes;
+    return t;
+}
+
+/* Count what was sent since `since` as one block's pass in direction. */
+static void block_traffic_add(TpTraffic since, int direction)
+{
+    TpTraffic now = tp_sent(), *b = &block_traffic[direction];
+    b->collectives += now.collectives - since.collectives;
+    b->bytes += now.bytes - since.bytes;
+    b->blocks += 1;
+}
+
+/* Chapter 9's f or g on a device buffer x (n), summed over the tensor
+   group: by NCCL's all-reduce in place, or by the CPU's operator, op, on
+   a host copy; counted either way; nothing on one rank. */
+static void tp_operator(const GpuModel *g,
+                        void (*op)(real *, size_t, MPI_Comm), real *x,
+                        size_t n)
+{
+    int t = model_ways(g->host);
+    if (t == 1)
         return;
+    if (g->tp_nccl != NULL) {
+        gpu_all_reduce(g->tp_nccl, x, n, GPU_SUM);
+        device_sent.collectives += 1;
+        device_sent.bytes += 2.0 * (t - 1) / t * (double)n * sizeof(real);
+        return;
+    }
     gpu_download(g->staging, x, sizeof(real) * n);
     op(g->staging, n, model_tp_comm(g->host));
     gpu_upload(x, g->staging, sizeof(real) * n);
+}
+
+/* How an axis of `ways` ranks reduces, for the reports: "nccl" on the
+   device, "host" through host copies, "none" on one rank. */
+static const char *path_name(const GpuComm *nccl, int ways)
+{
+    return ways == 1 ? "none" : nccl != NULL ? "nccl" : "host";
 }
 
 /* out (N, OCl) = in (N, C) · w (C, OCl) + bias (OCl); f: the identity
@@ -158,7 +199,7 @@ static void gpu_column_parallel_backward(const GpuModel *g, real *din,
     int N, int C, int OCl)
 {
     gpu_matmul_backward(din, dw, dbias, dout, in, w, N, C, OCl);
-    through_host(g, f_backward, din, (size_t)N * C);
+    tp_operator(g, f_backward, din, (size_t)N * C);
 }
 
 /* out (N, OC) = the sum over the group of in (N, Cl) · w (Cl, OC) (g),
@@ -168,7 +209,7 @@ static void gpu_row_parallel_forward(const GpuModel *g, real *out,
 {
     int first = g->host->tp == NULL || g->host->tp->rank == 0;
     gpu_matmul_forward(out, in, w, first ? bias : NULL, N, Cl, OC);
-    through_host(g, g_forward, out, (size_t)N * OC);
+    tp_operator(g, g_forward, out, (size_t)N * OC);
 }
 
 /* din (N, Cl) = dout (N, OC) · w^T (g backward: the identity); dw
@@ -179,22 +220,26 @@ static void gpu_row_parallel_backward(real *din, real *dw, real *dbias,
     gpu_matmul_backward(din, dw, dbias, dout, in, w, N, Cl, OC);
 }
 
-/* An all-reduce of a device array x (n) over the tensor group, through
-   a host copy: the loss's maxima (MPI_MAX) and sums (MPI_SUM), which the
-   CPU does not count among the blocks' collectives either. */
-static void all_reduce_through_host(const GpuModel *g, real *x, size_t n,
-                                    MPI_Op op)
+/* An all-reduce of a device array x (n) over the tensor group, by NCCL
+   or through a host copy: the loss's maxima (GPU_MAX) and sums (GPU_SUM),
+   which the CPU does not count among the blocks' collectives either. */
+static void tp_all_reduce(const GpuModel *g, real *x, size_t n,
+                          GpuReduction op)
 {
+    if (g->tp_nccl != NULL) {
+        gpu_all_reduce(g->tp_nccl, x, n, op);
+        return;
+    }
     gpu_download(g->staging, x, sizeof(real) * n);
-    MPI_Allreduce(MPI_IN_PLACE, g->staging, (int)n, real_type(), op,
-                  model_tp_comm(g->host));
+    MPI_Allreduce(MPI_IN_PLACE, g->staging, (int)n, real_type(),
+                  op == GPU_MAX ? MPI_MAX : MPI_SUM, model_tp_comm(g->host));
     gpu_upload(x, g->staging, sizeof(real) * n);
 }
 
 /* The mean loss of this rank's logits probs (N, Vl), made probabilities:
    on one rank, the kernel over the whole vocabulary; on t, Chapter 9's
    vocabulary-parallel cross-entropy, its steps on the device and its two
-   all-reduces of N and 2N numbers through the host. */
+   all-reduces of N and 2N numbers. */
 static double gpu_vocab_parallel_crossentropy_forward(GpuModel *g,
     real *probs, real *losses, int N, int Vl)
 {
@@ -202,9 +247,9 @@ static double gpu_vocab_parallel_crossentropy_forward(GpuModel *g,
         return gpu_crossentropy_forward(probs, losses, g->targets, N, Vl);
     real *row_max = g->vocab_sums, *sums = g->vocab_sums + N;  /* (N, 2) */
     gpu_vocab_shard_max(row_max, probs, N, Vl);
-    all_reduce_through_host(g, row_max, (size_t)N, MPI_MAX);
+    tp_all_reduce(g, row_max, (size_t)N, GPU_MAX);
     gpu_vocab_shard_exp(probs, sums, row_max, g->mine, N, Vl);
-    all_reduce_through_host(g, sums, 2 * (size_t)N, MPI_SUM);
+    tp_all_reduce(g, sums, 2 * (size_t)N, GPU_SUM);
     return gpu_vocab_shard_loss(probs, losses, sums, N, Vl);
 }
 
@@ -246,7 +291,7 @@ static double gpu_forward(GpuModel *g, int B)
     for (int l = 0; l < L; l++) {
         Params w = unit_view(g->host, g->params, l);
         Block k = block_of(g, l, B);
-        TpTraffic sent = tp_traffic();          /* counted for Chapter 9 */
+        TpTraffic sent = tp_sent();             /* counted for Chapter 9 */
         gpu_layernorm_forward(k.ln1, k.ln1_mean, k.ln1_rstd, k.x, w.ln1_w,
                               w.ln1_b, N, C);
         gpu_column_parallel_forward(k.qkv, k.ln1, w.qkv_w, w.qkv_b, N, C,
@@ -263,7 +308,7 @@ static double gpu_forward(GpuModel *g, int B)
         gpu_row_parallel_forward(g, a->scratch, k.fch_gelu, w.fcproj_w,
                                  w.fcproj_b, N, 4 * Cl, C);
         gpu_residual_forward(k.res3, k.res2, a->scratch, BTC);
-        tp_traffic_blocks_add(sent, 0);
+        block_traffic_add(sent, 0);
     }
     real *last = a->res3 + (size_t)(L - 1) * BTC;     /* (B, T, C) */
     Params h = unit_view(g->host, g->params, L);     /* final norm, head */
@@ -300,7 +345,7 @@ static void gpu_backward(GpuModel *g, int B, real scale)
         Params w = unit_view(g->host, g->params, l);
         Params dw = unit_view(g->host, g->grads, l);
         Block k = block_of(g, l, B);
-        TpTraffic sent = tp_traffic();
+        TpTraffic sent = tp_sent();
         gpu_row_parallel_backward(d->dfch_gelu, dw.fcproj_w, dw.fcproj_b,
                                   d->dres, k.fch_gelu, w.fcproj_w, N, 4 * Cl,
                                   C);
@@ -317,15 +362,16 @@ static void gpu_backward(GpuModel *g, int B, real scale)
                                      k.ln1, w.qkv_w, N, C, 3 * Cl);
         gpu_layernorm_backward(d->dres, dw.ln1_w, dw.ln1_b, d->dtmp, k.x,
                                w.ln1_w, k.ln1_mean, k.ln1_rstd, N, C);
-        tp_traffic_blocks_add(sent, 1);
+        block_traffic_add(sent, 1);
     }
     Params de = unit_view(g->host, g->grads, -1);
     gpu_encoder_backward(de.wte, de.wpe, d->dres, g->inputs, B, T, C);
 }
 
 /* data_parallel_combine on the GPU: the sum over the data axis of the
-   ranks' gradients, by Chapter 7's ring on a host copy (counted at
-   MPI_Sendrecv), and their mean loss; nothing on one rank. */
+   ranks' gradients, by NCCL's all-reduce or by Chapter 7's ring on a host
+   copy (counted at MPI_Sendrecv), and their mean loss; nothing on one
+   rank. */
 static void gpu_data_parallel_combine(GpuModel *g, double *loss)
 {
     const Mesh *mesh = g->mesh;
@@ -333,10 +379,14 @@ static void gpu_data_parallel_combine(GpuModel *g, double *loss)
     size_t bytes = sizeof(real) * m->params_count;
     if (mesh->dp == 1)
         return;
-    gpu_download(m->grads_memory, g->grads, bytes);
-    ring_allreduce(m->grads_memory, m->params_count, g->ring_scratch,
-                   mesh->dp_comm);
-    gpu_upload(g->grads, m->grads_memory, bytes);
+    if (g->dp_nccl != NULL)
+        gpu_all_reduce(g->dp_nccl, g->grads, m->params_count, GPU_SUM);
+    else {
+        gpu_download(m->grads_memory, g->grads, bytes);
+        ring_allreduce(m->grads_memory, m->params_count, g->ring_scratch,
+                       mesh->dp_comm);
+        gpu_upload(g->grads, m->grads_memory, bytes);
+    }
     MPI_Allreduce(MPI_IN_PLACE, loss, 1, MPI_DOUBLE, MPI_SUM, mesh->dp_comm);
     *loss /= mesh->dp;
 }
@@ -567,6 +617,8 @@ static int gpu_verify(GpuModel *g, const Language *lang, Settings *set,
         report_add(&r, "micro_batches", FIELD_COUNT, set->micro);
         report_add(&r, "tp", FIELD_COUNT, mesh->tp);
         report_add(&r, "dp", FIELD_COUNT, mesh->dp);
+        report_text(&r, "tp_collectives", path_name(g->tp_nccl, mesh->tp));
+        report_text(&r, "dp_collectives", path_name(g->dp_nccl, mesh->dp));
         report_add(&r, bf16 ? "relative_dloss" : "max_dloss", FIELD_SCI,
                    dloss);
         report_add(&r, bf16 ? "relative_dgrad_norm" : "max_dgrad", FIELD_SCI,
@@ -585,6 +637,10 @@ static int gpu_verify(GpuModel *g, const Language *lang, Settings *set,
             fprintf(out.file, "verify: --tp %d × --dp %d on %d ranks: each "
                     "block split %d ways, gathered whole to compare\n",
                     mesh->tp, mesh->dp, mesh->ranks, mesh->tp);
+        if (mesh->ranks > 1)
+            fprintf(out.file, "verify: collectives on the tensor axis: %s, "
+                    "on the data axis: %s\n", path_name(g->tp_nccl, mesh->tp),
+                    path_name(g->dp_nccl, mesh->dp));
         if (bf16)
             fprintf(out.file, "verify: |dloss| / loss = %.3g (tolerance "
                     "(4L + 1)·2u = %.3g), |dgrad| / |grad| = %.3g "
@@ -647,9 +703,9 @@ static int gpu_train(GpuModel *g, const Language *lang, Settings *set,
         free(seconds);
         return 2;
     }
-    /* The tensor axis's traffic in the blocks, before the validation's
-       passes (the CPU's, on the same ranks) add to it. */
-    TpTraffic forward = tp_traffic_blocks(0), backward = tp_traffic_blocks(1);
+    /* The tensor axis's traffic in the GPU's blocks (the validation's
+       passes below are the CPU's, counted by Chapter 9 apart). */
+    TpTraffic forward = block_traffic[0], backward = block_traffic[1];
     gpu_download(host->params_memory, g->params,
                  sizeof(real) * host->params_count);
     double val_loss = validation_loss(host, lang, set->seed, set->batch);
@@ -687,6 +743,8 @@ static int gpu_train(GpuModel *g, const Language *lang, Settings *set,
         report_add(&r, "tp_collectives_per_block", FIELD_COUNT, collectives);
         report_add(&r, "tp_bytes_per_block", FIELD_BYTES, bytes);
         report_add(&r, "tp_bytes_per_block_formula", FIELD_BYTES, formula);
+        report_text(&r, "tp_collectives", path_name(g->tp_nccl, mesh->tp));
+        report_text(&r, "dp_collectives", path_name(g->dp_nccl, mesh->dp));
         print_report(out.file, &r, options);
     } else {
         fprintf(out.file, "minigpt on %s, GEMMs in %s, --tp %d × --dp %d: "
@@ -697,11 +755,81 @@ static int gpu_train(GpuModel *g, const Language *lang, Settings *set,
         if (mesh->tp > 1)
             fprintf(out.file, "tensor parallel = %d ways; per block per "
                     "micro-batch %g collectives,\n  %.0f B sent by each "
-                    "rank (counted at MPI_Sendrecv);\n  formula "
-                    "8bsh(t-1)/t = %.0f B\n", mesh->tp, collectives, bytes,
-                    formula);
+                    "rank (%s);\n  formula 8bsh(t-1)/t = %.0f B\n",
+                    mesh->tp, collectives, bytes, g->tp_nccl != NULL
+                    ? "NCCL's, counted as a ring sends them"
+                    : "counted at MPI_Sendrecv", formula);
     }
     return output_commit(&out, "minigpt") != 0 ? 2 : 0;
+}
+/* Where a rank's GPU is: its node, and the device's number there. */
+typedef struct {
+    char node[MPI_MAX_PROCESSOR_NAME];
+    int device;
+} GpuPlace;
+
+/* 1 when no two ranks of comm are on one GPU, which NCCL refuses;
+   collective over comm, so every rank of it answers the same. */
+static int own_gpus(MPI_Comm comm)
+{
+    int ranks, length, own = 1;
+    MPI_Comm_size(comm, &ranks);
+    GpuPlace mine, *all = malloc(sizeof *all * (size_t)ranks);
+    if (all == NULL)
+        abort();
+    memset(&mine, 0, sizeof mine);
+    MPI_Get_processor_name(mine.node, &length);
+    mine.device = gpu_device();
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
+                  MPI_BYTE, comm);
+    for (int i = 0; i < ranks; i++)
+        for (int j = i + 1; j < ranks; j++)
+            if (all[i].device == all[j].device
+                && strcmp(all[i].node, all[j].node) == 0)
+                own = 0;
+    free(all);
+    return own;
+}
+
+/* --collectives: each axis of more than one rank reduces its device
+   arrays through a communicator of NCCL's, nccl[a] (a = 0 the tensor
+   axis, 1 the data axis), or through host copies (NULL). auto takes NCCL
+   where it loads on every rank and the axis's ranks have a GPU each;
+   nccl insists, and host never takes it. 0, or 2 on every rank after one
+   line; collective over the mesh. */
+static int open_collectives(const Mesh *mesh, const char *asked,
+                            GpuComm **nccl)
+{
+    const char *axis[2] = { "tensor", "data" };
+    MPI_Comm comm[2] = { mesh->tp_comm, mesh->dp_comm };
+    int ways[2] = { mesh->tp, mesh->dp }, insist = !strcmp(asked, "nccl");
+    char why[512] = "", line[600];
+    if (strcmp(asked, "host") == 0 || mesh->ranks == 1)
+        return 0;
+    int loads = gpu_collectives(why, sizeof why);
+    snprintf(line, sizeof line, "--collectives nccl: %s", why);
+    if (insist ? ranks_say(loads, line, mesh)
+               : ranks_agree(loads, mesh->world))
+        return insist ? 2 : 0;
+    for (int a = 0; a < 2; a++) {
+        if (ways[a] == 1)
+            continue;
+        int shared = !own_gpus(comm[a]), failed = 0;
+        if (shared && insist) {
+            snprintf(line, sizeof line, "--collectives nccl: ranks of the "
+                     "%s axis share a GPU, and NCCL takes one GPU a rank",
+                     axis[a]);
+            failed = 2;
+        } else if (!shared
+                   && (nccl[a] = gpu_comm_open(comm[a], why, sizeof why))
+                      == NULL) {
+            snprintf(line, sizeof line, "--collectives %s: %s", asked, why);
+            failed = 2;
+        }
+        if (ranks_say(failed, line, mesh) != 0)
+            return 2;
+    }
+    return 0;
 }
 /* The flags a GPU run does not offer (yet), or NULL. */
 static const char *not_offered(Settings *set, Option *options)
@@ -734,8 +862,9 @@ static int node_rank(MPI_Comm world)
 }
 
 /* With the device open on every rank: this rank's part of the model,
-   on the host and on the GPU, then --verify or training. */
-static int run_on_device(Settings *set, Option *options)
+   on the host and on the GPU, then --verify or training; nccl: the axes'
+   device communicators (tensor, data), or NULL. */
+static int run_on_device(Settings *set, Option *options, GpuComm **nccl)
 {
     Model host;                  /* this rank's part: sizes and weights */
     GpuModel g = { 0 };
@@ -753,6 +882,8 @@ static int run_on_device(Settings *set, Option *options)
     int status = ranks_say(failed ? 2 : 0, line, &set->mesh);
     if (status == 0) {
         Language lang;
+        g.tp_nccl = nccl[0];
+        g.dp_nccl = nccl[1];
         int bf16 = strcmp(option_text(options, "--precision"), "bf16") == 0;
         language_init(&lang, set->config.vocab, set->seed);
         tp_init_weights(&host, host.params_memory, set->seed);
@@ -803,8 +934,15 @@ int device_run(const char *command, Settings *set, Option *options)
     int opened = gpu_open(node_rank(mesh->world), why, sizeof why);
     snprintf(line, sizeof line, "--device cuda: %s", why);
     int status = ranks_say(opened, line, mesh);
+    GpuComm *nccl[2] = { NULL, NULL };         /* tensor axis, data axis */
     if (status == 0)
-        status = run_on_device(set, options);
+        status = open_collectives(mesh, option_text(options, "--collectives"),
+                                  nccl);
+    if (status == 0)
+        status = run_on_device(set, options, nccl);
+    for (int a = 0; a < 2; a++)
+        if (nccl[a] != NULL)
+            gpu_comm_close(nccl[a]);
     gpu_close();
     mesh_free(mesh);
     return status;

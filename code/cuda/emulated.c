@@ -1,5 +1,6 @@
 /* Tangled from chapters/97-cuda.nw; edit the chapter, not this file. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,10 +11,53 @@
 /* "Device" memory is host memory, and each layer the CPU's own. */
 static GemmWorkspace ws;
 static GpuPrecision precision = GPU_FP32;
+static int device_number;
 
+int gpu_device(void)
+{
+    return device_number;
+}
+
+struct GpuComm {
+    MPI_Comm comm;
+};
+
+int gpu_collectives(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    return 0;
+}
+
+GpuComm *gpu_comm_open(MPI_Comm comm, char *why, size_t why_size)
+{
+    GpuComm *c = malloc(sizeof *c);
+    if (c == NULL) {
+        snprintf(why, why_size, "NCCL, emulated: no memory");
+        return NULL;
+    }
+    MPI_Comm_dup(comm, &c->comm);
+    return c;
+}
+
+void gpu_all_reduce(GpuComm *c, real *x, size_t n, GpuReduction op)
+{
+    MPI_Allreduce(MPI_IN_PLACE, x, (int)n, real_type(),
+                  op == GPU_MAX ? MPI_MAX : MPI_SUM, c->comm);
+}
+
+void gpu_comm_close(GpuComm *c)
+{
+    MPI_Comm_free(&c->comm);
+    free(c);
+}
+
+/* The device: one a rank of the node, or of GPU_EMULATED_DEVICES. */
 int gpu_open(int device, char *why, size_t why_size)
 {
-    (void)device, (void)why, (void)why_size;
+    const char *devices = getenv("GPU_EMULATED_DEVICES");
+    int count = devices != NULL ? atoi(devices) : 0;
+    (void)why, (void)why_size;
+    device_number = count > 0 ? device % count : device;
     gemm_workspace_init(&ws);
     return ws.a != NULL && ws.b != NULL ? 0 : 2;
 }

@@ -48,16 +48,35 @@ step train-cpu "$B/bin/minigpt" --quiet --json --output "$OUT/train-cpu.json"
 # Tensor parallelism: two ranks (on one GPU, each its own model, when
 # there is one), the collectives through MPI on host copies.
 mpi="${MPIEXEC:-mpiexec}"
-step verify-tp2-fp32 "$mpi" -n 2 "$B/bin/minigpt" --device cuda --tp 2 \
+host="--device cuda --collectives host"
+step verify-tp2-fp32 "$mpi" -n 2 "$B/bin/minigpt" $host --tp 2 --verify
+step verify-tp2-bf16 "$mpi" -n 2 "$B/bin/minigpt" $host --tp 2 --verify \
+    --precision bf16
+step verify-tp2-dp2 "$mpi" -n 4 "$B/bin/minigpt" $host --tp 2 --dp 2 \
     --verify
-step verify-tp2-bf16 "$mpi" -n 2 "$B/bin/minigpt" --device cuda --tp 2 \
-    --verify --precision bf16
-step verify-tp2-dp2 "$mpi" -n 4 "$B/bin/minigpt" --device cuda --tp 2 \
-    --dp 2 --verify
-step train-tp2-fp32 "$mpi" -n 2 "$B/bin/minigpt" --device cuda --tp 2 \
-    --quiet --json --output "$OUT/train-tp2-fp32.json"
-step train-tp2-bf16 "$mpi" -n 2 "$B/bin/minigpt" --device cuda --tp 2 \
+step train-tp2-fp32 "$mpi" -n 2 "$B/bin/minigpt" $host --tp 2 --quiet \
+    --json --output "$OUT/train-tp2-fp32.json"
+step train-tp2-bf16 "$mpi" -n 2 "$B/bin/minigpt" $host --tp 2 \
     --precision bf16 --quiet --json --output "$OUT/train-tp2-bf16.json"
+# The same on NCCL's collectives, where there is a GPU a rank: two for
+# the tensor axis, four for the data axis beside it.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+nccl="--device cuda --collectives nccl"
+if [ "$gpus" -ge 2 ]; then
+    step verify-tp2-nccl "$mpi" -n 2 "$B/bin/minigpt" $nccl --tp 2 --verify
+    step verify-tp2-nccl-bf16 "$mpi" -n 2 "$B/bin/minigpt" $nccl --tp 2 \
+        --verify --precision bf16
+    step train-tp2-nccl "$mpi" -n 2 "$B/bin/minigpt" $nccl --tp 2 --quiet \
+        --json --output "$OUT/train-tp2-nccl.json"
+else
+    echo "gpu-check: nccl: skipped: $gpus GPU; NCCL takes a GPU a rank," \
+         "so its path needs two (gpu-check-layers ran its all-reduce on" \
+         "one rank)" | tee -a "$log"
+fi
+if [ "$gpus" -ge 4 ]; then
+    step verify-tp2-dp2-nccl "$mpi" -n 4 "$B/bin/minigpt" $nccl --tp 2 \
+        --dp 2 --verify
+fi
 step gemm "$B/bin/gpu-gemm-bench" --csv --output "$OUT/gemm.csv"
 cat "$OUT/gemm.csv" >> "$log" 2>/dev/null
 echo "gpu-check: log and results in $OUT"

@@ -2,6 +2,7 @@
 #ifndef GPU_H
 #define GPU_H
 #include <stddef.h>
+#include <mpi.h>
 
 typedef float real;        /* the GPU backend is single precision */
 
@@ -76,4 +77,22 @@ void gpu_scale(real *x, real s, size_t count);
 void gpu_adamw_span(real *w, const real *g, real *m, real *v, size_t count,
                     real beta1, real beta2, real eps, real c1, real c2,
                     real lr, real decay);
+
+/* Collectives on device arrays over the ranks of an MPI communicator,
+   each rank on a GPU of its own: NCCL's. */
+typedef struct GpuComm GpuComm;
+typedef enum { GPU_SUM, GPU_MAX } GpuReduction;
+/* 0 when this process can have them (NCCL's header was found when it
+   was built, and its library loads); else 2 and a one-line reason. */
+int gpu_collectives(char *why, size_t why_size);
+/* The device gpu_open took, by its number among the node's devices. */
+int gpu_device(void);
+/* A communicator of comm's ranks, opened together by all of them once
+   gpu_collectives has answered 0 on each: rank 0 makes the unique id,
+   MPI_Bcast sends it. NULL, and a one-line reason, when it fails. */
+GpuComm *gpu_comm_open(MPI_Comm comm, char *why, size_t why_size);
+/* x (n), device, in place: each element the sum, or the largest, of the
+   communicator's ranks' elements. */
+void gpu_all_reduce(GpuComm *comm, real *x, size_t n, GpuReduction op);
+void gpu_comm_close(GpuComm *comm);
 #endif

@@ -5,6 +5,9 @@
 #include <dlfcn.h>
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
+#ifdef GPU_NCCL
+#include <nccl.h>
+#endif
 
 extern "C" {                    /* the interface is C's */
 #include "gpu.h"
@@ -17,6 +20,11 @@ static cudaError_t first_error = cudaSuccess;
 static cublasStatus_t first_blas_error = CUBLAS_STATUS_SUCCESS;
 static GpuPrecision precision = GPU_FP32;
 static char device_name[256];
+static int device_number;                /* of the node's devices */
+#ifdef GPU_NCCL
+static ncclResult_t first_nccl_error = ncclSuccess;
+static const char *nccl_error(ncclResult_t r);
+#endif
 
 static void check(cudaError_t e)
 {
@@ -74,26 +82,36 @@ static_assert(sizeof static_cast<decltype(cublas.gemm_ex)>(&cublasGemmEx)
     ((pointer = reinterpret_cast<decltype(pointer)>(                    \
           dlsym(library, symbol))) != NULL)
 
+/* The library `file`, loaded once into *library, and find's look-ups
+   in it: 0, or 2 and a one-line reason in why, which names it as what. */
+static int load_library(void **library, const char *file, const char *what,
+                        bool (*find)(void *), char *why, size_t why_size)
+{
+    if (*library != NULL)
+        return 0;
+    void *l = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (l == NULL || !find(l)) {
+        snprintf(why, why_size, "%s: %s", what, dlerror());
+        return 2;
+    }
+    *library = l;
+    return 0;
+}
+
 /* 0 once cuBLAS is loaded; otherwise 2 and a one-line reason in why. */
 static int load_cublas(char *why, size_t why_size)
 {
     static void *library;
-    if (library != NULL)
-        return 0;
-    void *l = dlopen("libcublas.so." EXPANDED_STRING(CUBLAS_VER_MAJOR),
-                     RTLD_NOW | RTLD_LOCAL);
-    if (l == NULL
-        || !(FIND(l, cublas.create, "cublasCreate_v2")
-             && FIND(l, cublas.destroy, "cublasDestroy_v2")
-             && FIND(l, cublas.set_math_mode, "cublasSetMathMode")
-             && FIND(l, cublas.status_string, "cublasGetStatusString")
-             && FIND(l, cublas.sgemm, "cublasSgemm_v2")
-             && FIND(l, cublas.gemm_ex, "cublasGemmEx"))) {
-        snprintf(why, why_size, "cuBLAS: %s", dlerror());
-        return 2;
-    }
-    library = l;
-    return 0;
+    return load_library(&library, "libcublas.so."
+                        EXPANDED_STRING(CUBLAS_VER_MAJOR), "cuBLAS",
+                        [](void *l) {
+        return FIND(l, cublas.create, "cublasCreate_v2")
+            && FIND(l, cublas.destroy, "cublasDestroy_v2")
+            && FIND(l, cublas.set_math_mode, "cublasSetMathMode")
+            && FIND(l, cublas.status_string, "cublasGetStatusString")
+            && FIND(l, cublas.sgemm, "cublasSgemm_v2")
+            && FIND(l, cublas.gemm_ex, "cublasGemmEx");
+    }, why, why_size);
 }
 int gpu_open(int device, char *why, size_t why_size)
 {
@@ -108,6 +126,7 @@ int gpu_open(int device, char *why, size_t why_size)
         return 2;
     }
     cudaDeviceProp p;
+    device_number = device % count;
     check(cudaSetDevice(device % count));
     check(cudaGetDeviceProperties(&p, device % count));
     snprintf(device_name, sizeof device_name, "%s", p.name);
@@ -141,6 +160,12 @@ int gpu_status(char *why, size_t why_size)
                  cublas.status_string(first_blas_error));
         return 2;
     }
+#ifdef GPU_NCCL
+    if (first_nccl_error != ncclSuccess) {
+        snprintf(why, why_size, "NCCL: %s", nccl_error(first_nccl_error));
+        return 2;
+    }
+#endif
     return 0;
 }
 
@@ -778,3 +803,103 @@ void gpu_adamw_span(real *w, const real *g, real *m, real *v, size_t count,
     LAUNCH(adamw_kernel, blocks_for(count), w, g, m, v, count, beta1, beta2,
            eps, c1, c2, lr, decay);
 }
+int gpu_device(void)
+{
+    return device_number;
+}
+
+#ifdef GPU_NCCL
+static struct {                          /* NCCL's functions, loaded */
+    decltype(&ncclGetUniqueId) unique_id;
+    decltype(&ncclCommInitRank) init_rank;
+    decltype(&ncclAllReduce) all_reduce;
+    decltype(&ncclCommDestroy) destroy;
+    decltype(&ncclGetErrorString) error_string;
+} nccl;
+
+static const char *nccl_error(ncclResult_t r)
+{
+    return nccl.error_string(r);
+}
+
+struct GpuComm {
+    ncclComm_t comm;
+};
+
+int gpu_collectives(char *why, size_t why_size)
+{
+    static void *library;
+    return load_library(&library, "libnccl.so." EXPANDED_STRING(NCCL_MAJOR),
+                        "NCCL", [](void *l) {
+        return FIND(l, nccl.unique_id, "ncclGetUniqueId")
+            && FIND(l, nccl.init_rank, "ncclCommInitRank")
+            && FIND(l, nccl.all_reduce, "ncclAllReduce")
+            && FIND(l, nccl.destroy, "ncclCommDestroy")
+            && FIND(l, nccl.error_string, "ncclGetErrorString");
+    }, why, why_size);
+}
+
+GpuComm *gpu_comm_open(MPI_Comm comm, char *why, size_t why_size)
+{
+    struct { ncclUniqueId id; int made; } offer = {};
+    int rank, ranks;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+    if (rank == 0)
+        offer.made = nccl.unique_id(&offer.id) == ncclSuccess;
+    MPI_Bcast(&offer, (int)sizeof offer, MPI_BYTE, 0, comm);
+    GpuComm *c = static_cast<GpuComm *>(malloc(sizeof *c));
+    ncclResult_t r = offer.made && c != NULL
+                   ? nccl.init_rank(&c->comm, ranks, offer.id, rank)
+                   : ncclSystemError;
+    if (r != ncclSuccess) {
+        snprintf(why, why_size, "NCCL: %s", offer.made && c != NULL
+                 ? nccl_error(r) : "no unique id, or no memory");
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void gpu_all_reduce(GpuComm *c, real *x, size_t n, GpuReduction op)
+{
+    ncclResult_t r = nccl.all_reduce(x, x, n, sizeof(real) == 8
+                                     ? ncclDouble : ncclFloat,
+                                     op == GPU_MAX ? ncclMax : ncclSum,
+                                     c->comm, 0);
+    if (r != ncclSuccess && first_nccl_error == ncclSuccess)
+        first_nccl_error = r;
+}
+
+void gpu_comm_close(GpuComm *c)
+{
+    nccl.destroy(c->comm);
+    free(c);
+}
+#else
+struct GpuComm {
+    int none;
+};
+
+int gpu_collectives(char *why, size_t why_size)
+{
+    snprintf(why, why_size, "NCCL: nccl.h was not found when this program "
+             "was built");
+    return 2;
+}
+
+GpuComm *gpu_comm_open(MPI_Comm, char *why, size_t why_size)
+{
+    gpu_collectives(why, why_size);
+    return NULL;
+}
+
+void gpu_all_reduce(GpuComm *, real *, size_t, GpuReduction)
+{
+    abort();                       /* no communicator was ever opened */
+}
+
+void gpu_comm_close(GpuComm *)
+{
+}
+#endif

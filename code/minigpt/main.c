@@ -82,6 +82,9 @@ int main(int argc, char **argv)
           "gradients and activations (fp8: 8-bit inputs to the blocks' linear "
           "layers) with fp32 master weights and moments (one rank); with "
           "--device cuda: fp32, or bf16 GEMM inputs", 0, "fp32", 0 },
+        { "--collectives", OPT_NAME, 0, "with --device cuda: auto (NCCL on an axis "
+          "whose ranks have a GPU each, else MPI on host copies), nccl or host",
+          0, "auto", 0 },
         { "--schedule", OPT_NAME, 0, "with --pp: gpipe, 1f1b, interleaved or "
           "zb-h1", 0, "1f1b", 0 },
         { "--chunks", OPT_COUNT, 64, "with --schedule interleaved: chunks v of "

@@ -1,4 +1,4 @@
-/* Tangled from chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw, chapters/99gp-precision-plumbing.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
+/* Tangled from chapters/09-tensor-parallel.nw, chapters/93-trainer-state.nw, chapters/94-trainer-plumbing.nw, chapters/95-parallel-plumbing.nw, chapters/96-tensor-parallel-plumbing.nw, chapters/97-cuda.nw, chapters/98-pipeline-plumbing.nw, chapters/99c-buckets.nw, chapters/99gp-precision-plumbing.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #include <stdio.h>
 #include <string.h>
 
@@ -217,6 +217,18 @@ int read_settings(const char *command, Option *o, int rank, int ranks,
                          "model; use them without --tp", t);
                 return 2;
             }
+        }
+        if (option_given(o, "--collectives") && !option_given(o, "--device")) {
+            complain(command, "--collectives chooses the GPU backend's path; it "
+                     "needs --device cuda");
+            return 2;
+        }
+        if (strcmp(option_text(o, "--collectives"), "auto") != 0
+            && strcmp(option_text(o, "--collectives"), "nccl") != 0
+            && strcmp(option_text(o, "--collectives"), "host") != 0) {
+            complain(command, "--collectives: unknown \"%s\" (known: auto, nccl, "
+                     "host)", option_text(o, "--collectives"));
+            return 2;
         }
         {
             int P = set->mesh.pp, V = (int)option_number(o, "--chunks");

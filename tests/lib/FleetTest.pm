@@ -22,7 +22,7 @@ our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
                  exercise_file_ok answers_not_given_away solutions_pdf_ok
                  write_file lab_documented mpiexec_stand_in at_path
                  same_checkpoints different_checkpoints mpi_turn link_recipe
-                 build_mutant);
+                 build_mutant gpu_verify_ok);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -616,6 +616,41 @@ sub build_mutant {
     Test::More::is($status, 0, "$m->{name}: links")
       or Test::More::diag($err);
     return $program;
+}
+
+# The report R (decoded JSON, or undef) of minigpt --device cuda --verify
+# on a model of L layers: it passes; in fp32 every difference is within
+# 1e-6 + 1e-4 (the reference's own tolerance; the gradients are below 1);
+# in bf16 within the stated (4L + 1)·2u and (8L + 3)·2u, u = 2^-8, and not
+# zero, since the GEMMs' inputs were rounded; the step's weights agree to
+# 1e-5. Returns whether R passed.
+sub gpu_verify_ok {
+    my ($name, $r, $L) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $u = 2**-8;
+    Test::More::ok($r && $r->{result} eq 'OK', "$name: --verify passes")
+      or Test::More::diag(Test::More::explain($r));
+    return 0 unless $r;
+    if ($r->{precision} eq 'fp32') {
+        Test::More::cmp_ok($r->{max_dgrad}, '<=', 1e-6 + 1e-4,
+            "$name: max |dgrad| $r->{max_dgrad} within 1e-6 + 1e-4");
+        Test::More::cmp_ok($r->{max_dloss}, '<=', $r->{loss_tolerance},
+            "$name: max |dloss| $r->{max_dloss} within tolerance");
+    } else {
+        close_to($r->{grad_tolerance}, (8 * $L + 3) * 2 * $u, 1e-12,
+                 "$name: gradient tolerance (8L + 3)·2u");
+        close_to($r->{loss_tolerance}, (4 * $L + 1) * 2 * $u, 1e-12,
+                 "$name: loss tolerance (4L + 1)·2u");
+        Test::More::ok($r->{relative_dgrad_norm} > 0
+                       && $r->{relative_dgrad_norm} <= $r->{grad_tolerance},
+            "$name: |dgrad|/|grad| = $r->{relative_dgrad_norm}, not 0 and "
+            . 'within its tolerance');
+        Test::More::ok($r->{relative_dloss} <= $r->{loss_tolerance},
+            "$name: |dloss|/loss = $r->{relative_dloss} within tolerance");
+    }
+    Test::More::cmp_ok($r->{max_dweight}, '<=', 1e-5,
+        "$name: the step's weights agree ($r->{max_dweight})");
+    return $r->{result} eq 'OK';
 }
 
 sub same_checkpoints      { return compare_checkpoints(1, @_) }
