@@ -695,7 +695,8 @@ SLOW_TESTS := $(wildcard tests/00-html.t tests/08-sharded-state.t \
                 tests/10-schedule.t tests/09-lab.t \
                 tests/11-solutions.t tests/11-buckets.t \
                 tests/00-help.t tests/10-trace.t \
-                tests/07-solutions.t tests/09-cuda.t)
+                tests/07-solutions.t tests/09-cuda.t \
+                tests/09-cuda-nccl.t)
 
 test: all
 	@prove --timer -j$(TEST_JOBS) $(SLOW_TESTS) \

@@ -62,7 +62,7 @@ for my $case ([2, 'fp32'], [2, 'bf16'], [4, 'fp32'], [2, 'bf16', '--dp', 2]) {
 # Two steps on the device's collectives. They are counted per call, as a
 # ring all-reduce of n numbers sends 2(t-1)/t·n of them, and must be the
 # CPU trainer's, counted at MPI_Sendrecv: four all-reduces of b·s·h
-# elements, 8bsh(t-1)/t bytes (for --tp 4, the formula's, which
+# elements, 8bsh(t-1)/t elements' bytes (for --tp 4, the formula's, which
 # tests/09-cuda-tp.t holds the CPU's to). On four tensor-parallel ranks
 # the two paths add the same numbers in different orders, the ring in its
 # own and MPI_Allreduce in MPICH's, so the losses after two steps agree to
@@ -76,7 +76,7 @@ for my $t (2, 4) {
     is($device->{tp_collectives_per_block}, 4,
        "$name: four collectives per block per micro-batch");
     is($device->{tp_bytes_per_block}, $formula,
-       "$name: 8bsh(t-1)/t bytes, $formula");
+       "$name: 8bsh(t-1)/t elements, $formula B");
     if ($t == 2) {
         my $cpu = json_of(mpiexec($t, $minigpt, @tiny, '--tp', $t, @steps,
                                   '--eval-every', 1000, '--machine',

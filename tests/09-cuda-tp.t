@@ -71,7 +71,7 @@ for my $case ([1], [2], [4], [2, '--micro-batches', 2], [2, '--dp', 2],
 # ---- what the collectives send, against the CPU trainer's ----
 # Two steps on each side; per block per micro-batch, the GPU's passes call
 # the CPU's f and g, so they count what the CPU's count: four all-reduces
-# of b·s·h elements, 8bsh(t-1)/t bytes by each rank.
+# of b·s·h elements, 8bsh(t-1)/t elements' bytes by each rank.
 for my $t (2, 4) {
     my @steps = ('--tp', $t, qw(--steps 2 --quiet));
     my $gpu = json_of(mpiexec($t, $emulated, @tiny, @host,
@@ -87,7 +87,7 @@ for my $t (2, 4) {
     is($gpu->{tp_bytes_per_block}, $cpu->{tp_bytes_per_block},
        "--tp $t: the same bytes as the CPU trainer's");
     is($gpu->{tp_bytes_per_block}, $formula,
-       "--tp $t: the formula's 8bsh(t-1)/t ($formula B)");
+       "--tp $t: the formula's 8bsh(t-1)/t elements ($formula B)");
     is($gpu->{tp_bytes_per_block_formula}, $formula,
        "--tp $t: and the report states it");
 }

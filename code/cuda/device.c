@@ -464,24 +464,6 @@ static real gpu_optimizer_step(GpuModel *g, const AdamW *opt, real lr,
     }
     return norm;
 }
-/* The reference --verify's tolerance: atol plus rtol of the reference. */
-static const double fp32_atol = 1e-6, fp32_rtol = 1e-4;
-
-/* The largest |got - want|; clears *ok where one exceeds atol + rtol of
-   the reference. */
-static double largest_difference(const real *got, const real *want,
-                                 size_t n, double atol, double rtol, int *ok)
-{
-    double largest = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - want[i]);
-        largest = fmax(largest, d);
-        if (!(d <= atol + rtol * fabs(want[i])))
-            *ok = 0;
-    }
-    return largest;
-}
-
 /* ||got - want|| / ||want||, in the Euclidean norm. */
 static double norm_difference(const real *got, const real *want, size_t n)
 {
@@ -515,10 +497,11 @@ static void compare_gradient(double loss, double loss_ref, const real *got,
         dg = norm_difference(got, want, N);
         *ok = *ok && dl <= *loss_tolerance && dg <= *grad_tolerance;
     } else {
-        *loss_tolerance = fp32_atol + fp32_rtol * fabs(loss_ref);
-        *grad_tolerance = fp32_rtol;
+        *loss_tolerance = verify_atol + verify_rtol * fabs(loss_ref);
+        *grad_tolerance = verify_rtol;
         *ok = *ok && dl <= *loss_tolerance;
-        dg = largest_difference(got, want, N, fp32_atol, fp32_rtol, ok);
+        dg = verify_largest_difference(got, want, N, verify_atol,
+                                       verify_rtol, ok);
     }
     *dloss = fmax(*dloss, dl);
     *dgrad = fmax(*dgrad, dg);
@@ -571,14 +554,15 @@ static int gpu_verify(GpuModel *g, const Language *lang, Settings *set,
     adamw_update(&ref, &opt, set->lr, 1);
     gpu_optimizer_step(g, &opt, set->lr, 1);
     gpu_gather(g, g->params, m->params_memory, got);
-    double dweight = largest_difference(got, ref.params_memory, N,
-                                        fp32_atol, fp32_rtol, &ok);
+    double dweight = verify_largest_difference(got, ref.params_memory, N,
+                                               verify_atol, verify_rtol,
+                                               &ok);
     gpu_gather(g, g->m, m->m_memory, got);
-    double dmoment = largest_difference(got, ref.m_memory, N, 0, fp32_rtol,
-                                        &ok);
+    double dmoment = verify_largest_difference(got, ref.m_memory, N, 0,
+                                               verify_rtol, &ok);
     gpu_gather(g, g->v, m->v_memory, got);
-    dmoment = fmax(dmoment, largest_difference(got, ref.v_memory, N, 0,
-                                               fp32_rtol, &ok));
+    dmoment = fmax(dmoment, verify_largest_difference(got, ref.v_memory, N,
+                                                      0, verify_rtol, &ok));
     /* A second gradient from the GPU's stepped weights, in which the
        biases are no longer zero, as the CPU's --verify takes it. */
     gpu_gather(g, g->params, m->params_memory, got);
@@ -653,7 +637,7 @@ static int gpu_verify(GpuModel *g, const Language *lang, Settings *set,
                 "gradient, max |dweight| = %.3g, max |dmoment| = %.3g\n",
                 dweight, dmoment);
         fprintf(out.file, "verify: tolerance %g + %g·|reference|%s: %s\n",
-                fp32_atol, fp32_rtol, bf16 ? " for the step" : "",
+                verify_atol, verify_rtol, bf16 ? " for the step" : "",
                 ok ? "OK" : "FAIL");
     }
     if (output_commit(&out, "minigpt") != 0)
@@ -684,14 +668,15 @@ static int gpu_train(GpuModel *g, const Language *lang, Settings *set,
                sizeof(real) * host->params_count);
     double train_loss = NAN;
     char why[512] = "", line[600];
-    int failed = 0;
-    for (int step = 0; step < set->steps && !failed; step++) {
+    int failed = 0, any_failed = 0;
+    for (int step = 0; step < set->steps && !any_failed; step++) {
         double started = seconds_now();
         batch_draw(&b, lang, &state.data, set->batch, T);
         train_loss = gpu_rank_gradient(g, &b, set->batch, set->micro);
         real lr = learning_rate(set->lr, step, set->steps);
         real norm = gpu_optimizer_step(g, &opt, lr, step + 1);
         failed = gpu_status(why, sizeof why);     /* waits for the step */
+        any_failed = ranks_agree(failed, mesh->world);  /* all stop */
         seconds[step] = seconds_now() - started;
         if (!set->quiet && speak)
             fprintf(stderr, "step %d/%d: loss %.4f, lr %.2e, grad norm "
@@ -755,17 +740,17 @@ static int gpu_train(GpuModel *g, const Language *lang, Settings *set,
         if (mesh->tp > 1)
             fprintf(out.file, "tensor parallel = %d ways; per block per "
                     "micro-batch %g collectives,\n  %.0f B sent by each "
-                    "rank (%s);\n  formula 8bsh(t-1)/t = %.0f B\n",
+                    "rank (%s);\n  formula 8bsh(t-1)/t elements = %.0f B\n",
                     mesh->tp, collectives, bytes, g->tp_nccl != NULL
                     ? "NCCL's, counted as a ring sends them"
                     : "counted at MPI_Sendrecv", formula);
     }
     return output_commit(&out, "minigpt") != 0 ? 2 : 0;
 }
-/* Where a rank's GPU is: its node, and the device's number there. */
+/* Where a rank's GPU is: its node, and the device's PCI bus id there. */
 typedef struct {
     char node[MPI_MAX_PROCESSOR_NAME];
-    int device;
+    char device[64];
 } GpuPlace;
 
 /* 1 when no two ranks of comm are on one GPU, which NCCL refuses;
@@ -779,12 +764,12 @@ static int own_gpus(MPI_Comm comm)
         abort();
     memset(&mine, 0, sizeof mine);
     MPI_Get_processor_name(mine.node, &length);
-    mine.device = gpu_device();
+    gpu_device_id(mine.device, sizeof mine.device);
     MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
                   MPI_BYTE, comm);
     for (int i = 0; i < ranks; i++)
         for (int j = i + 1; j < ranks; j++)
-            if (all[i].device == all[j].device
+            if (strcmp(all[i].device, all[j].device) == 0
                 && strcmp(all[i].node, all[j].node) == 0)
                 own = 0;
     free(all);

@@ -13,9 +13,9 @@ static GemmWorkspace ws;
 static GpuPrecision precision = GPU_FP32;
 static int device_number;
 
-int gpu_device(void)
+void gpu_device_id(char *id, size_t size)
 {
-    return device_number;
+    snprintf(id, size, "emulated device %d", device_number);
 }
 
 struct GpuComm {

@@ -61,8 +61,14 @@ step train-tp2-bf16 "$mpi" -n 2 "$B/bin/minigpt" $host --tp 2 \
 # The same on NCCL's collectives, where there is a GPU a rank: two for
 # the tensor axis, four for the data axis beside it.
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then    # the GPUs CUDA will show
+    gpus=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+fi
 nccl="--device cuda --collectives nccl"
-if [ "$gpus" -ge 2 ]; then
+if ! grep -q libnccl "$B/bin/minigpt"; then
+    gpus=0
+    echo "gpu-check: nccl: skipped: this build found no nccl.h" | tee -a "$log"
+elif [ "$gpus" -ge 2 ]; then
     step verify-tp2-nccl "$mpi" -n 2 "$B/bin/minigpt" $nccl --tp 2 --verify
     step verify-tp2-nccl-bf16 "$mpi" -n 2 "$B/bin/minigpt" $nccl --tp 2 \
         --verify --precision bf16

@@ -83,10 +83,13 @@ void gpu_adamw_span(real *w, const real *g, real *m, real *v, size_t count,
 typedef struct GpuComm GpuComm;
 typedef enum { GPU_SUM, GPU_MAX } GpuReduction;
 /* 0 when this process can have them (NCCL's header was found when it
-   was built, and its library loads); else 2 and a one-line reason. */
+   was built, and its library loads); else a one-line reason and 1 when
+   the header was not found, 2 when the library does not load. */
 int gpu_collectives(char *why, size_t why_size);
-/* The device gpu_open took, by its number among the node's devices. */
-int gpu_device(void);
+/* The device gpu_open took, as a name that is the same GPU's in every
+   process of the node: its PCI bus id, since a process that sees only
+   its own GPU (CUDA_VISIBLE_DEVICES) numbers it 0, whichever it is. */
+void gpu_device_id(char *id, size_t size);
 /* A communicator of comm's ranks, opened together by all of them once
    gpu_collectives has answered 0 on each: rank 0 makes the unique id,
    MPI_Bcast sends it. NULL, and a one-line reason, when it fails. */

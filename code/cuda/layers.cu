@@ -803,9 +803,10 @@ void gpu_adamw_span(real *w, const real *g, real *m, real *v, size_t count,
     LAUNCH(adamw_kernel, blocks_for(count), w, g, m, v, count, beta1, beta2,
            eps, c1, c2, lr, decay);
 }
-int gpu_device(void)
+void gpu_device_id(char *id, size_t size)
 {
-    return device_number;
+    if (cudaDeviceGetPCIBusId(id, (int)size, device_number) != cudaSuccess)
+        snprintf(id, size, "device %d", device_number);
 }
 
 #ifdef GPU_NCCL
@@ -863,8 +864,8 @@ GpuComm *gpu_comm_open(MPI_Comm comm, char *why, size_t why_size)
 
 void gpu_all_reduce(GpuComm *c, real *x, size_t n, GpuReduction op)
 {
-    ncclResult_t r = nccl.all_reduce(x, x, n, sizeof(real) == 8
-                                     ? ncclDouble : ncclFloat,
+    static_assert(sizeof(real) == sizeof(float), "the GPU's real is fp32");
+    ncclResult_t r = nccl.all_reduce(x, x, n, ncclFloat,
                                      op == GPU_MAX ? ncclMax : ncclSum,
                                      c->comm, 0);
     if (r != ncclSuccess && first_nccl_error == ncclSuccess)
@@ -885,7 +886,7 @@ int gpu_collectives(char *why, size_t why_size)
 {
     snprintf(why, why_size, "NCCL: nccl.h was not found when this program "
              "was built");
-    return 2;
+    return 1;
 }
 
 GpuComm *gpu_comm_open(MPI_Comm, char *why, size_t why_size)

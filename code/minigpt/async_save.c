@@ -1,9 +1,11 @@
 /* Tangled from chapters/13d-async.nw and chapters/99j-async-plumbing.nw; edit the chapters, not this file. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trainer.h"
 
@@ -126,8 +128,12 @@ int checkpoint_now(Settings *set, const TrainingState *s, int last,
 }
 void fault_drill(const Settings *set, int step)
 {
+    static atomic_flag called = ATOMIC_FLAG_INIT;
     if (set->fault_step != step || set->rank != set->fault_rank)
         return;
+    if (atomic_flag_test_and_set(&called))
+        for (;;)                 /* the other thread is saying it: wait */
+            pause();
     fprintf(stderr, "minigpt: rank %d kills itself after step %d "
             "(--fault-at-step)\n", set->rank, step);
     raise(SIGKILL);

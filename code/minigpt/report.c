@@ -383,7 +383,7 @@ void print_run(FILE *out, const Report *r, const char *cpu,
     if (F("tp") > 1)
         fprintf(out, "tensor parallel = %s ways%s; per block per micro-batch "
                 "%s collectives,\n  %s B sent by each rank (counted at "
-                "MPI_Sendrecv);\n  formula 8bsh(t-1)/t = %s B\n",
+                "MPI_Sendrecv);\n  formula 8bsh(t-1)/t elements = %s B\n",
                 grouped(F("tp")).s, F("sequence_parallel") > 0
                 ? ", sequence parallel" : "",
                 grouped(F("tp_collectives_per_block")).s,

@@ -68,6 +68,13 @@ void collect_state(Settings *set, StateKind kind, real *into);
 int gradcheck(Model *m, const Language *lang, const Settings *set,
               Option *options);
 int verify(Model *m, const Language *lang, Settings *set, Option *options);
+/* --verify's tolerance, atol + rtol of the reference, and the largest
+   difference of n numbers (NaN if one is not a number), which clears *ok
+   where one exceeds it: Chapter 6's, the GPU's too. */
+extern const double verify_atol, verify_rtol;
+double verify_largest_difference(const real *got, const real *want,
+                                 size_t n, double atol, double rtol,
+                                 int *ok);
 int train(Model *m, const Language *lang, Settings *set,
           TrainingState *state, Option *options);
 int batch_alloc(Batch *b, int B, int T);

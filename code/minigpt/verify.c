@@ -80,23 +80,27 @@ int gradcheck(Model *m, const Language *lang, const Settings *set,
         return 2;
     return ok ? 0 : 1;
 }
-static const double verify_atol = 1e-6, verify_rtol = 1e-4;
+const double verify_atol = 1e-6, verify_rtol = 1e-4;
 
 /* Rank 0's words and report; 0 when ok, 1 when not, 2 if it cannot. */
 static int print_verdict(const Settings *set, Option *options, int ok,
                          double dloss, double dgrad, double dweight,
                          double dmoment);
 
-/* The largest |got - want|; clears *ok where one exceeds atol plus
-   verify_rtol of the reference. */
-static double largest_difference(const real *got, const real *want,
-                                 size_t n, double atol, int *ok)
+/* The largest |got - want| of n numbers, NaN if one is not a number;
+   clears *ok where one exceeds atol + rtol of the reference, or is not
+   a number (a NaN compares false with everything, so the test is
+   written to fail on it). */
+double verify_largest_difference(const real *got, const real *want,
+                                 size_t n, double atol, double rtol,
+                                 int *ok)
 {
     double largest = 0.0;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)got[i] - want[i]);
-        largest = fmax(largest, d);
-        if (d > atol + verify_rtol * fabs(want[i]))
+        if (isnan(d) || d > largest)
+            largest = d;
+        if (!(d <= atol + rtol * fabs(want[i])))
             *ok = 0;
     }
     return largest;
@@ -127,8 +131,9 @@ int verify(Model *m, const Language *lang, Settings *set,
     int step = (int)start.step + 1;
     collect_state(set, STATE_WEIGHTS, got);
     int same_start = 1;
-    double dweight = largest_difference(got, ref.params_memory, N, verify_atol,
-                                        &same_start);
+    double dweight = verify_largest_difference(got, ref.params_memory, N,
+                                               verify_atol, verify_rtol,
+                                               &same_start);
     batch_draw(&b, lang, &rng, B, T);
     double loss_ref = batch_gradient(&ref, &b, B, 1, 1);
     model_zero_grads(m);
@@ -136,18 +141,22 @@ int verify(Model *m, const Language *lang, Settings *set,
     double dloss = fabs(loss - loss_ref);
     int ok = same_start && dloss <= verify_atol + verify_rtol * fabs(loss_ref);
     collect_state(set, STATE_GRADIENTS, got);
-    double dgrad = largest_difference(got, ref.grads_memory, N, verify_atol, &ok);
+    double dgrad = verify_largest_difference(got, ref.grads_memory, N,
+                                             verify_atol, verify_rtol, &ok);
     memcpy(ref.grads_memory, got, sizeof(real) * N);
     clip_gradients(&ref, opt.clip);
     adamw_update(&ref, &opt, set->lr, step);
     optimizer_step(set, &opt, set->lr, step);
     collect_state(set, STATE_WEIGHTS, got);
-    dweight = fmax(dweight, largest_difference(got, ref.params_memory, N,
-                                               verify_atol, &ok));
+    dweight = fmax(dweight, verify_largest_difference(got, ref.params_memory,
+                                                      N, verify_atol,
+                                                      verify_rtol, &ok));
     collect_state(set, STATE_FIRST_MOMENT, got);       /* relative only: */
-    double dmoment = largest_difference(got, ref.m_memory, N, 0, &ok);
+    double dmoment = verify_largest_difference(got, ref.m_memory, N, 0,
+                                               verify_rtol, &ok);
     collect_state(set, STATE_SECOND_MOMENT, got);      /* v is ~ g² */
-    dmoment = fmax(dmoment, largest_difference(got, ref.v_memory, N, 0, &ok));
+    dmoment = fmax(dmoment, verify_largest_difference(got, ref.v_memory, N, 0,
+                                                      verify_rtol, &ok));
     collect_state(set, STATE_WEIGHTS, got);
     memcpy(ref.params_memory, got, sizeof(real) * N);
     model_zero_grads(&ref);
@@ -158,8 +167,9 @@ int verify(Model *m, const Language *lang, Settings *set,
     ok = ok && dloss2 <= verify_atol + verify_rtol * fabs(loss_ref2);
     dloss = fmax(dloss, dloss2);
     collect_state(set, STATE_GRADIENTS, got);
-    dgrad = fmax(dgrad, largest_difference(got, ref.grads_memory, N, verify_atol,
-                                           &ok));
+    dgrad = fmax(dgrad, verify_largest_difference(got, ref.grads_memory, N,
+                                                  verify_atol, verify_rtol,
+                                                  &ok));
     if (set->ranks > 1) {
         double mine_[4] = { dloss, dgrad, dweight, dmoment }, worst[4];
         MPI_Allreduce(mine_, worst, 4, MPI_DOUBLE, MPI_MAX, set->mesh.world);
