@@ -266,18 +266,20 @@ is($other{scaled}{loss_scale}{initial}, $scale * 2**-$most,
 close_to($lines->{$_}, $other{$_}{val_loss}, 1e-12,
          "the figure's $_ loss is the run's") for qw(fp32 bf16 scaled);
 my $base = $other{fp32}{val_loss};
-my $yard = max(map { abs($other{$_}{val_loss} - $base) } qw(bf16 scaled));
-is($m{PrecShareYard}, sprintf('%.2g', $yard),
+my $band = max(map { abs($other{$_}{val_loss} - $base) } qw(bf16 scaled));
+is($m{PrecShareYard}, sprintf('%.2g', $band),
    'the yard: the furthest bf16 or scaled fp16 ended from fp32');
+close_to($lines->{yard}, $band, 1e-8,
+         "the figure's band of rounding is the yard");
 my @ks = sort { $a <=> $b } keys %row;
 my %gap = map { $_ => finite($loss{$_}) ? $loss{$_} - $base : 1e30 } @ks;
-my ($onset) = grep { my $j = $_; !grep { $gap{$ks[$_]} <= $yard } $j .. $#ks }
+my ($onset) = grep { my $j = $_; !grep { $gap{$ks[$_]} <= $band } $j .. $#ks }
               0 .. $#ks;
 $onset = $ks[$onset] if defined $onset;
 like($m{PrecShareOnsetVerdict}, defined $onset
      ? qr/From \$k = $onset\$ on, every run without the scaler ended/
      : qr/No share up to/, 'the onset the losses choose');
-my @early = grep { (!defined $onset || $_ < $onset) && $gap{$_} > $yard } @ks;
+my @early = grep { (!defined $onset || $_ < $onset) && $gap{$_} > $band } @ks;
 like($m{PrecShareOnsetVerdict}, @early
      ? qr/Below it, the runs? at \Q@{[@early > 1 ? join(', ', map { "\$k = $_\$" }
            @early[0 .. $#early - 1]) . " and \$k = $early[-1]\$"
@@ -285,7 +287,7 @@ like($m{PrecShareOnsetVerdict}, @early
      : qr/Below it, none did\./, 'the shares below the onset above the band');
 my $unigram = $fp32->{unigram_entropy};
 my $word = sub { my $l = shift; !finite($l) || $l >= $unigram ? 'failed'
-                 : $l - $base > $yard ? 'lagged' : 'kept up' };
+                 : $l - $base > $band ? 'lagged' : 'kept up' };
 my ($fail) = grep { $word->($loss{$_}) eq 'failed' } @ks;
 like($m{PrecShareFailVerdict}, defined $fail
      ? qr/^At \$k = $fail\$, a step over [\d,]+ tokens, the run failed/

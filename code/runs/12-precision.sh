@@ -397,9 +397,9 @@ awk -F'[, ]' -v tokens=$tokens -v steps=$share_steps -v most=$share_most \
                    finite(loss[k]) ? loss[k] : "nan" > table
         }
         close(table)
-        print "fp32,unigram,bf16,scaled,most,k_a,k_b" > lines
-        printf "%s,%s,%s,%s,%d,%d,%d\n", base, unigram, loss["bf16"],
-               loss["scaled"], most, k_a, k_b > lines
+        print "fp32,unigram,bf16,scaled,most,k_a,k_b,yard" > lines
+        printf "%s,%s,%s,%s,%d,%d,%d,%.9g\n", base, unigram, loss["bf16"],
+               loss["scaled"], most, k_a, k_b, yard > lines
         close(lines)
         macro("PrecShareSteps", steps); macro("PrecShareTokens", tokens)
         macro("PrecShareMost", most); macro("PrecShareFlushOctave", -floor16)
