@@ -132,30 +132,6 @@ static Block block_of(const GpuModel *g, int l, int B)
     };
 }
 
-/* What the tensor axis's collectives on the device have sent, counted
-   per call as a ring all-reduce of n reals sends, 2(t-1)/t·n of them by
-   each rank, not measured; and its blocks' share, in direction 0
-   (forward) or 1 (backward), with the host copies' (Chapter 9's). */
-static TpTraffic device_sent, block_traffic[2];
-
-/* What the tensor axis has sent so far, on the host and on the device. */
-static TpTraffic tp_sent(void)
-{
-    TpTraffic t = tp_traffic();
-    t.collectives += device_sent.collectives;
-    t.bytes += device_sent.bytes;
-    return t;
-}
-
-/* Count what was sent since `since` as one block's pass in direction. */
-static void block_traffic_add(TpTraffic since, int direction)
-{
-    TpTraffic now = tp_sent(), *b = &block_traffic[direction];
-    b->collectives += now.collectives - since.collectives;
-    b->bytes += now.bytes - since.bytes;
-    b->blocks += 1;
-}
-
 /* Chapter 9's f or g on a device buffer x (n), summed over the tensor
    group: by NCCL's all-reduce in place, or by the CPU's operator, op, on
    a host copy; counted either way; nothing on one rank. */
@@ -168,8 +144,8 @@ static void tp_operator(const GpuModel *g,
         return;
     if (g->tp_nccl != NULL) {
         gpu_all_reduce(g->tp_nccl, x, n, GPU_SUM);
-        device_sent.collectives += 1;
-        device_sent.bytes += 2.0 * (t - 1) / t * (double)n * sizeof(real);
+        /* counted as a ring all-reduce of n reals sends: 2(t-1)/t·n */
+        tp_traffic_count(2.0 * (t - 1) / t * (double)n * sizeof(real));
         return;
     }
     gpu_download(g->staging, x, sizeof(real) * n);
@@ -291,7 +267,7 @@ static double gpu_forward(GpuModel *g, int B)
     for (int l = 0; l < L; l++) {
         Params w = unit_view(g->host, g->params, l);
         Block k = block_of(g, l, B);
-        TpTraffic sent = tp_sent();             /* counted for Chapter 9 */
+        TpTraffic sent = tp_traffic();          /* counted for Chapter 9 */
         gpu_layernorm_forward(k.ln1, k.ln1_mean, k.ln1_rstd, k.x, w.ln1_w,
                               w.ln1_b, N, C);
         gpu_column_parallel_forward(k.qkv, k.ln1, w.qkv_w, w.qkv_b, N, C,
@@ -308,7 +284,7 @@ static double gpu_forward(GpuModel *g, int B)
         gpu_row_parallel_forward(g, a->scratch, k.fch_gelu, w.fcproj_w,
                                  w.fcproj_b, N, 4 * Cl, C);
         gpu_residual_forward(k.res3, k.res2, a->scratch, BTC);
-        block_traffic_add(sent, 0);
+        tp_traffic_blocks_add(sent, 0);
     }
     real *last = a->res3 + (size_t)(L - 1) * BTC;     /* (B, T, C) */
     Params h = unit_view(g->host, g->params, L);     /* final norm, head */
@@ -345,7 +321,7 @@ static void gpu_backward(GpuModel *g, int B, real scale)
         Params w = unit_view(g->host, g->params, l);
         Params dw = unit_view(g->host, g->grads, l);
         Block k = block_of(g, l, B);
-        TpTraffic sent = tp_sent();
+        TpTraffic sent = tp_traffic();
         gpu_row_parallel_backward(d->dfch_gelu, dw.fcproj_w, dw.fcproj_b,
                                   d->dres, k.fch_gelu, w.fcproj_w, N, 4 * Cl,
                                   C);
@@ -362,7 +338,7 @@ static void gpu_backward(GpuModel *g, int B, real scale)
                                      k.ln1, w.qkv_w, N, C, 3 * Cl);
         gpu_layernorm_backward(d->dres, dw.ln1_w, dw.ln1_b, d->dtmp, k.x,
                                w.ln1_w, k.ln1_mean, k.ln1_rstd, N, C);
-        block_traffic_add(sent, 1);
+        tp_traffic_blocks_add(sent, 1);
     }
     Params de = unit_view(g->host, g->grads, -1);
     gpu_encoder_backward(de.wte, de.wpe, d->dres, g->inputs, B, T, C);
@@ -690,7 +666,7 @@ static int gpu_train(GpuModel *g, const Language *lang, Settings *set,
     }
     /* The tensor axis's traffic in the GPU's blocks (the validation's
        passes below are the CPU's, counted by Chapter 9 apart). */
-    TpTraffic forward = block_traffic[0], backward = block_traffic[1];
+    TpTraffic forward = tp_traffic_blocks(0), backward = tp_traffic_blocks(1);
     gpu_download(host->params_memory, g->params,
                  sizeof(real) * host->params_count);
     double val_loss = validation_loss(host, lang, set->seed, set->batch);

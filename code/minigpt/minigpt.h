@@ -555,6 +555,9 @@ TpTraffic tp_traffic(void);
 TpTraffic tp_traffic_blocks(int direction);
 /* Count what was sent since `since` as one block's pass in direction. */
 void tp_traffic_blocks_add(TpTraffic since, int direction);
+/* Count one tensor-parallel collective that did not go through
+   tp_collective (the GPU's, on NCCL) and the bytes it is taken to send. */
+void tp_traffic_count(double bytes);
 void column_parallel_forward(GemmWorkspace *ws, real *out, const real *in,
     const real *w, const real *bias, int N, int C, int OCl,
     MPI_Comm tp, double *flops);

@@ -27,6 +27,7 @@ int model_sequence_rank(const Model *m)
     return model_sequence_ways(m) > 1 ? m->tp->rank : 0;
 }
 static TpTraffic traffic_total, traffic_blocks[2];
+static double traffic_elsewhere;   /* bytes of it sent outside MPI */
 
 TpTraffic tp_traffic(void)
 {
@@ -46,9 +47,17 @@ void tp_traffic_blocks_add(TpTraffic since, int direction)
     b->blocks += 1;
 }
 
+void tp_traffic_count(double bytes)
+{
+    traffic_total.collectives += 1;
+    traffic_total.bytes += bytes;
+    traffic_elsewhere += bytes;
+}
+
 unsigned long long data_bytes_sent(void)
 {
-    return mpi_bytes_sent() - (unsigned long long)traffic_total.bytes;
+    return mpi_bytes_sent()
+         - (unsigned long long)(traffic_total.bytes - traffic_elsewhere);
 }
 
 void tp_collective(TpCollective kind, real *x, size_t n, MPI_Comm tp)
