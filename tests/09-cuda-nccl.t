@@ -36,7 +36,6 @@ my @tiny = (minigpt_flags(%shape), '--batch', 8);
 my ($L, $C, $T) = @shape{qw(layers hidden seq)};
 my @nccl = qw(--device cuda --collectives nccl);
 my @host = qw(--device cuda --collectives host);
-my $word = 4;                                     # bytes of a real (fp32)
 
 # ---- --verify on the device's collectives ----
 # gpu_verify_ok: the tolerances of tests/09-cuda-tp.t. (--tp 2 --dp 2 in
@@ -72,20 +71,13 @@ for my $t (2, 4) {
     my $name = "--tp $t";
     my $device = json_of(mpiexec($t, $emulated, @tiny, @nccl, '--tp', $t,
                                  @steps));
-    my $formula = 8 * (8 * $T * $C) * ($t - 1) / $t * $word;
-    is($device->{tp_collectives_per_block}, 4,
-       "$name: four collectives per block per micro-batch");
-    is($device->{tp_bytes_per_block}, $formula,
-       "$name: 8bsh(t-1)/t elements, $formula B");
+    tp_block_counts_ok($device, t => $t, bsh => 8 * $T * $C,
+                       name => $name);
     if ($t == 2) {
         my $cpu = json_of(mpiexec($t, $minigpt, @tiny, '--tp', $t, @steps,
                                   '--eval-every', 1000, '--machine',
                                   "$root/build/machine.json"));
-        is($device->{tp_collectives_per_block},
-           $cpu->{tp_collectives_per_block},
-           "$name: as many collectives as the CPU trainer's");
-        is($device->{tp_bytes_per_block}, $cpu->{tp_bytes_per_block},
-           "$name: the same bytes as the CPU trainer's");
+        same_tp_counts_ok($device, $cpu, $name);
         next;
     }
     my $host = json_of(mpiexec($t, $emulated, @tiny, @host, '--tp', $t,

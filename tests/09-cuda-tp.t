@@ -33,7 +33,6 @@ my @tiny = (minigpt_flags(%shape), '--batch', 8);
 # a GPU; tests/09-cuda-nccl.t runs the device's (NCCL's, emulated).
 my @host = qw(--device cuda --collectives host);
 my ($L, $C, $T) = @shape{qw(layers hidden seq)};
-my $word = 4;                                     # bytes of a real (fp32)
 
 # ---- --verify against the CPU reference ----
 # gpu_verify_ok: fp32 within the reference's own --verify tolerance; bf16
@@ -78,18 +77,9 @@ for my $t (2, 4) {
                               @steps));
     my $cpu = json_of(mpiexec($t, $minigpt, @tiny, @steps, '--eval-every',
                               1000, '--machine', "$root/build/machine.json"));
-    my $bsh = 8 * $T * $C;                # one micro-batch of all 8 rows
-    my $formula = 8 * $bsh * ($t - 1) / $t * $word;
-    is($gpu->{tp_collectives_per_block}, 4,
-       "--tp $t: four collectives per block per micro-batch");
-    is($gpu->{tp_collectives_per_block}, $cpu->{tp_collectives_per_block},
-       "--tp $t: as many as the CPU trainer's");
-    is($gpu->{tp_bytes_per_block}, $cpu->{tp_bytes_per_block},
-       "--tp $t: the same bytes as the CPU trainer's");
-    is($gpu->{tp_bytes_per_block}, $formula,
-       "--tp $t: the formula's 8bsh(t-1)/t elements ($formula B)");
-    is($gpu->{tp_bytes_per_block_formula}, $formula,
-       "--tp $t: and the report states it");
+    tp_block_counts_ok($gpu, t => $t, name => "--tp $t",
+                       bsh => 8 * $T * $C);   # one micro-batch of 8 rows
+    same_tp_counts_ok($gpu, $cpu, "--tp $t");
 }
 
 # ---- training on a mesh is training on one rank ----

@@ -53,17 +53,13 @@ for my $case ((map { [$_, 0] } 1, 2, 4), [2, 1], [4, 1]) {
                             --eval-every 1000 --quiet),
                             $sp ? '--sequence-parallel' : ()));
     my ($b, $bsh) = ($r->{micro_batch}, $r->{micro_batch} * $T * $C);
-    my $formula = 8 * $bsh * ($t - 1) / $t * $word;
     my $name = "--tp $t" . ($sp ? ' --sequence-parallel' : '');
     is($r->{tp}, $t, "$name: reports tp $t");
     is($r->{sequence_parallel}, $sp, "$name: reports sequence_parallel $sp");
-    # Each all-reduce becomes a reduce-scatter and an all-gather.
-    is($r->{tp_collectives_per_block}, $t == 1 ? 0 : $sp ? 8 : 4,
-       "$name: the collectives per block");
-    is($r->{tp_bytes_per_block_formula}, $formula,
-       "$name: the formula is 8bsh(t-1)/t elements ($formula B)");
-    is($r->{tp_bytes_per_block}, $formula,
-       "$name: the bytes counted at MPI_Sendrecv are the formula's");
+    # Counted at MPI_Sendrecv; each all-reduce becomes a reduce-scatter and
+    # an all-gather with sequence parallelism, the same bytes.
+    tp_block_counts_ok($r, t => $t, bsh => $bsh, sp => $sp, word => $word,
+                       name => $name);
     # Kept for the backward pass: the layer norms' outputs whole; the
     # stream and the layer norms' statistics whole, or a t-th with sequence
     # parallelism; queries, keys, values, attention, the MLP's hidden and

@@ -620,12 +620,6 @@ static int gpu_verify(GpuModel *g, const Language *lang, Settings *set,
         return 2;
     return ok ? 0 : 1;
 }
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The training steps of train(), on the GPU, on every rank of the mesh;
    the report, rank 0's, is shorter. */
 static int gpu_train(GpuModel *g, const Language *lang, Settings *set,
@@ -670,13 +664,10 @@ static int gpu_train(GpuModel *g, const Language *lang, Settings *set,
     gpu_download(host->params_memory, g->params,
                  sizeof(real) * host->params_count);
     double val_loss = validation_loss(host, lang, set->seed, set->batch);
-    int timed = set->steps - 1;                 /* the first warms up */
-    double median = NAN;
-    if (timed > 0) {
-        qsort(seconds + 1, (size_t)timed, sizeof *seconds, compare_doubles);
-        median = timed % 2 ? seconds[1 + timed / 2]
-               : (seconds[timed / 2] + seconds[1 + timed / 2]) / 2;
-    }
+    int timed;                 /* counted after the warm-up, as on the CPU */
+    double median = median_after_warm_up(seconds, set->steps, &timed);
+    if (timed == 0)
+        median = NAN;
     free(seconds);
     if (!speak)                                /* rank 0 speaks for all */
         return 0;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "minigpt.h"
+#include "trainer.h"
 #include "../comm/ring.h"
 
 double data_parallel_waited(DataParallel *dp, double started)
@@ -367,27 +367,6 @@ int data_parallel_identical(DataParallel *dp)
     MPI_Allreduce(&hash, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, dp->comm);
     return low == high;
 }
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of values[0..count) after the warm-up's, which it sorts;
-   how many it kept, into kept. */
-static double median_after_warm_up(double *values, int count, int *kept)
-{
-    enum { WARMUP_STEPS = 10 };
-    int skip = count > 2 * WARMUP_STEPS ? WARMUP_STEPS : count / 2;
-    double *rest = values + skip;
-    *kept = count - skip;
-    if (*kept == 0)
-        return 0;
-    qsort(rest, (size_t)*kept, sizeof(double), by_value);
-    return *kept % 2 ? rest[*kept / 2]
-         : 0.5 * (rest[*kept / 2 - 1] + rest[*kept / 2]);
-}
-
 void data_parallel_step_time(DataParallel *dp)
 {
     double mine = median_after_warm_up(dp->intervals, dp->intervals_count,

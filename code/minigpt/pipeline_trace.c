@@ -271,18 +271,18 @@ void pipeline_trace_step(PipelineTrace *t, const PipeOp *mine,
 static double median_of_steps(const PipelineTrace *t, size_t offset,
                           int *timed)
 {
-    RunSummary s = { .steps = t->count };
-    s.step_seconds = malloc(sizeof(double) * (size_t)(t->count + 1));
-    if (s.step_seconds == NULL)
+    double *values = malloc(sizeof(double) * (size_t)(t->count + 1));
+    if (values == NULL)
         abort();
     for (int i = 0; i < t->count; i++)
-        memcpy(&s.step_seconds[i], (const char *)&t->steps[i] + offset,
+        memcpy(&values[i], (const char *)&t->steps[i] + offset,
                sizeof(double));
-    step_statistics(&s);
-    free(s.step_seconds);
+    int kept;
+    double median = median_after_warm_up(values, t->count, &kept);
+    free(values);
     if (timed != NULL)
-        *timed = s.timed;
-    return s.timed > 0 ? s.step_median : 0;
+        *timed = kept;
+    return median;
 }
 #define MEDIAN(field) median_of_steps(t, offsetof(TraceStep, field), NULL)
 

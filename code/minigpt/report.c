@@ -34,22 +34,37 @@ static double quantile(const double *sorted, int n, double q)
                      : sorted[n - 1];
 }
 
-/* The speed of a run is that of its median step. The first steps warm up
-   the caches and the allocator and are not counted: one step in a short run,
-   a tenth of the steps (at most ten) in a long one. The middle half of the
+/* The first steps of a run fault in its buffers and warm the caches and
+   the allocator, so they are not counted: none of one step, one of a short
+   run, a tenth (at most ten) of a long one. Every median of per-step
+   numbers in this book, of one rank or of several, skips the same. */
+int untimed_steps(int n)
+{
+    return n < 2 ? 0 : n < 20 ? 1 : n / 10 < 10 ? n / 10 : 10;
+}
+
+double median_after_warm_up(double *values, int n, int *timed)
+{
+    int skip = untimed_steps(n);
+    *timed = n - skip;
+    if (*timed <= 0)
+        return 0;
+    qsort(values + skip, (size_t)*timed, sizeof *values, ascending_seconds);
+    return quantile(values + skip, *timed, 0.5);
+}
+
+/* The speed of a run is that of its median step; the middle half of the
    counted steps, between the first and third quartiles, is the spread. */
 void step_statistics(RunSummary *s)
 {
-    int n = s->steps;
-    s->warmup = n < 2 ? 0 : n < 20 ? 1 : n / 10 < 10 ? n / 10 : 10;
-    s->timed = n - s->warmup;
-    if (s->timed <= 0)
-        return;
-    double *t = s->step_seconds + s->warmup;
-    qsort(t, (size_t)s->timed, sizeof *t, ascending_seconds);
-    s->step_median = quantile(t, s->timed, 0.5);
-    s->step_q1 = quantile(t, s->timed, 0.25);
-    s->step_q3 = quantile(t, s->timed, 0.75);
+    s->step_median = median_after_warm_up(s->step_seconds, s->steps,
+                                          &s->timed);
+    s->warmup = s->steps - s->timed;
+    const double *sorted = s->step_seconds + s->warmup;
+    if (s->timed > 0) {
+        s->step_q1 = quantile(sorted, s->timed, 0.25);
+        s->step_q3 = quantile(sorted, s->timed, 0.75);
+    }
 }
 
 static double matmul_params(ModelConfig c)

@@ -104,6 +104,11 @@ typedef struct {
     double breakdown[BREAKDOWN_PARTS];  /* their mean: timed steps, ranks */
 } RunSummary;
 
+/* How many of a run's n per-step numbers its warm-up takes, uncounted. */
+int untimed_steps(int n);
+/* Sorts values[untimed_steps(n)..n) and returns their median; how many
+   there are, into *timed. */
+double median_after_warm_up(double *values, int n, int *timed);
 /* The median step and its spread, after the warm-up steps. */
 void step_statistics(RunSummary *s);
 void report_run(Report *r, const Model *m, const Settings *set,

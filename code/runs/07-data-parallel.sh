@@ -342,6 +342,7 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
     echo blocking; runs_of step_seconds_median blocking
     echo compute; runs_of step_seconds_median compute
     echo waited; runs_of exposed_seconds 2
+    echo intervals; runs_of step_intervals 1; runs_of step_intervals 2
 } | awk -v tokens="$(field tokens_per_step "$data/07-dp-1-1.json")" -v q="'" \
       "$(cat code/common/formats.awk)"'
     /^[a-z]/ { name = $1; next }
@@ -367,6 +368,13 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
         if (range("blocking") > noise) noise = range("blocking")
         if (range("compute") > noise) noise = range("compute")
         macro("DpRepeats", n["one"])
+        for (i = 2; i <= n["intervals"]; i++)      # one warm-up rule for all
+            if (v["intervals", i] != v["intervals", 1]) {
+                print "07-data-parallel.sh: the runs timed different " \
+                      "numbers of steps" > "/dev/stderr"
+                exit 1
+            }
+        macro("DpTimedIntervals", v["intervals", 1])
         macro("DpOneMs", ms(one)); macro("DpTwoMs", ms(two))
         macro("DpBlockingMs", ms(blocking)); macro("DpComputeMs", ms(compute))
         macro("DpCommMs", ms(comm)); macro("DpSavedMs", ms(saved))

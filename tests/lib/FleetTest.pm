@@ -22,7 +22,8 @@ our @EXPORT = qw(root run exit_status mpiexec json_of fleet_json close_to
                  exercise_file_ok answers_not_given_away solutions_pdf_ok
                  write_file lab_documented mpiexec_stand_in at_path
                  same_checkpoints different_checkpoints mpi_turn link_recipe
-                 build_mutant gpu_verify_ok);
+                 build_mutant gpu_verify_ok tp_block_counts_ok
+                 same_tp_counts_ok);
 
 sub root { abs_path(dirname(__FILE__) . '/../..') }
 
@@ -616,6 +617,39 @@ sub build_mutant {
     Test::More::is($status, 0, "$m->{name}: links")
       or Test::More::diag($err);
     return $program;
+}
+
+# The tensor axis's traffic that a minigpt report R counts per block per
+# micro-batch, against Chapter 9's formula: four all-reduces of b·s·h
+# elements (with sequence parallelism eight collectives, each all-reduce a
+# reduce-scatter and an all-gather; none on one rank), 8bsh(t-1)/t
+# elements' bytes by each rank, which the report also states. ARGS: t,
+# bsh (one micro-batch's b·s·h), sp (sequence parallel, default 0), word
+# (bytes of a number, default 4) and name.
+sub tp_block_counts_ok {
+    my ($r, %a) = @_;
+    my ($t, $sp, $word, $name) = (@a{qw(t sp word name)});
+    my $formula = 8 * $a{bsh} * ($t - 1) / $t * ($word // 4);
+    my $collectives = $t == 1 ? 0 : $sp ? 8 : 4;
+    Test::More::is($r->{tp_collectives_per_block}, $collectives,
+                   "$name: $collectives collectives per block per "
+                   . 'micro-batch');
+    Test::More::is($r->{tp_bytes_per_block}, $formula,
+                   "$name: the bytes counted are 8bsh(t-1)/t elements' "
+                   . "($formula B)");
+    Test::More::is($r->{tp_bytes_per_block_formula}, $formula,
+                   "$name: ... and the report states the formula's");
+}
+
+# Two reports, GOT (say the GPU's) and WANT (the CPU trainer's), count the
+# same collectives and bytes per block per micro-batch.
+sub same_tp_counts_ok {
+    my ($got, $want, $name) = @_;
+    Test::More::is($got->{tp_collectives_per_block},
+                   $want->{tp_collectives_per_block},
+                   "$name: as many collectives as the CPU trainer's");
+    Test::More::is($got->{tp_bytes_per_block}, $want->{tp_bytes_per_block},
+                   "$name: the same bytes as the CPU trainer's");
 }
 
 # The report R (decoded JSON, or undef) of minigpt --device cuda --verify
