@@ -54,6 +54,20 @@ for my $name (grep { /^PipeVerdict/ } sort keys %$macros) {
     like($macros->{$name}, qr/\S/, "the sentence \\$name was written");
 }
 
+# W's share of the backward pass, measured, and what the text says of it:
+# below half (B also runs what has no weights), about half, or more.
+{
+    my $zb = eval { JSON::PP::decode_json(slurp("$data/10-bubble-zb-h1-4.json") // '') } // {};
+    my $share = $zb->{weight_share};
+    ok(defined $share && $share > 0 && $share < 1,
+       'zb-h1 with 4 micro-batches measured W\'s share of the backward pass ('
+       . ($share // 'none') . ')');
+    my $want = !defined $share ? qr/^$/ : $share < 0.45 ? qr/^, not half of it: /
+             : $share <= 0.55 ? qr/^, about half of it: / : qr/^, more than half of it/;
+    like($macros->{PipeWeightShareVerdict} // '', $want,
+         '\\PipeWeightShareVerdict says what the measured share shows');
+}
+
 # ------------------------------------------------------ the schedules' shape --
 my %runs;                 # schedule => { m => [measured, replayed, theory] }
 for my $row (grep { /\S/ && !/^schedule,/ } split /\n/,

@@ -457,3 +457,18 @@ END {
 }
 ' "$data/10-bubble.csv" "$data/10-drawn.csv" "$data/10-memory.csv" \
     >> "$numbers/10-measured.tex"
+awk -v share="$(field weight_share "$data/10-bubble-zb-h1-4.json")" 'BEGIN {
+    if (share < 0.45)
+        text = ", not half of it: B also runs everything that has no " \
+               "weights (the attention\x27s own products, the softmax, the " \
+               "GELU, the norms), which at this model\x27s small width " \
+               "weighs much against the four weight products."
+    else if (share <= 0.55)
+        text = ", about half of it: the weight products, as many in B as " \
+               "in W, outweigh everything else the backward pass does."
+    else
+        text = ", more than half of it, although B runs as many weight " \
+               "products as W and everything that has no weights besides: " \
+               "W\x27s products ran slower here than B\x27s."
+    printf "\\newcommand{\\PipeWeightShareVerdict}{%s}\n", text
+}' >> "$numbers/10-measured.tex"
