@@ -116,6 +116,8 @@ is($timing{compute}{weights_identical}, 0,
     my %m = %{ read_macros(root() . '/build/numbers/07-dp.tex') };
     my $runs = $m{DpRepeats} // 0;
     cmp_ok($runs, '>=', 3, "the chapter times each configuration at least three times ($runs)");
+    is($m{DpTwoBatch}, 2 * ($m{DpOneBatch} // 0),
+       'weak scaling: two ranks take twice the batch of one');
     my %median;
     my %range;
     for my $config (qw(1 2 blocking compute)) {
@@ -131,6 +133,8 @@ is($timing{compute}{weights_identical}, 0,
             is($m{DpTimedIntervals}, $steps - 1 - untimed($steps - 1),
                "run $config: the text's \\DpTimedIntervals, $steps - 1 intervals less the warm-up's");
             is($j->{step_intervals}, $m{DpTimedIntervals}, "run $config: ... is what it timed");
+            my $batch = $config == 1 ? 'DpOneBatch' : 'DpTwoBatch';
+            is($m{$batch}, $j->{batch}, "run $config: the text's \\$batch is its batch");
         }
         @v = sort { $a <=> $b } @v;
         $median{$config} = @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;

@@ -54,6 +54,15 @@ for my $name (grep { /^PipeVerdict/ } sort keys %$macros) {
     like($macros->{$name}, qr/\S/, "the sentence \\$name was written");
 }
 
+# What the text says was run is what the runs' reports say they ran.
+{
+    my $run = eval { JSON::PP::decode_json(slurp("$data/10-bubble-1f1b-4.json") // '') } // {};
+    is($macros->{PipeTimedStages}, $run->{pp}, '\\PipeTimedStages: the stages of the timed runs');
+    is($macros->{PipeLayers}, $run->{layers}, '\\PipeLayers: their layers');
+    is($macros->{PipeSequences}, $run->{micro_batch},
+       '\\PipeSequences: the sequences of a micro-batch');
+}
+
 # W's share of the backward pass, measured, and what the text says of it:
 # below half (B also runs what has no weights), about half, or more.
 {

@@ -258,6 +258,16 @@ is($m{PrecShareUnscaledActivationLost}, pc($lost{0}{activation}),
    'k = 0, plain fp16: the activations\' gradients lost');
 is($m{PrecShareUnscaledParamLost}, pc($lost{0}{param}),
    '... and the parameters\'');
+# Section 12.9's words on these: plain fp16 "loses about as many" of the
+# activations' gradients as fp32's histogram puts below fp16's floor (within
+# a factor of two here), and "that is little" (under a tenth of them).
+{
+    my ($lost, $pred) = ($lost{0}{activation}, $pred{0}{activation});
+    ok($pred > 0 && $lost <= 2 * $pred && $lost >= $pred / 2,
+       "plain fp16 lost about as many activation gradients ($lost) as the "
+       . "histogram puts below its floor ($pred)");
+    cmp_ok($lost, '<', 0.1, '... and few of them, as the text says');
+}
 my %other = map { $_ => decode_json(slurp("$work/share-$_.json") // '{}') }
             qw(fp32 bf16 scaled);
 is($other{bf16}{loss_scale}{initial}, 2**-$most, 'bf16 at S = 2^-most');

@@ -301,6 +301,16 @@ SKIP: {
     for my $name (sort keys %want) {
         macro_agrees($macros, $name, $want{$name}, 'the book prints fleet\'s');
     }
+    # Chapter 13's text (its introduction, "What it means", the
+    # asynchronous save) says the restarts are the cost to attack at these
+    # numbers: the restarts' share of the run must exceed the writes' and
+    # the rework's together, and the verdict must say so.
+    cmp_ok($j->{restart_loss_fraction}, '>',
+           $j->{write_loss_fraction} + $j->{rework_loss_fraction},
+           'the 405B run loses more to restarts than to its checkpoints, '
+           . 'as the text says');
+    like($macros->{CkptVerdictLargestLoss} // '', qr/^The restarts cost more/,
+         '... and the verdict the text follows says the same');
     my $slow = checkpoint('--params', '405e9', '--bytes-per-param', $restart,
                           '--restart-minutes', 10, '--train-days', $days,
                           '--write-gbs', 200);

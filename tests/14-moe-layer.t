@@ -14,6 +14,7 @@ use lib "$FindBin::Bin/lib";
 use FleetTest;
 use File::Temp qw(tempdir);
 use POSIX qw(ceil);
+use List::Util qw(sum0);
 use Test::More;
 
 my $moe = root() . '/build/bin/moe';
@@ -161,7 +162,7 @@ refused('an unknown flag', '--expert',
 SKIP: {
     my $root = root();
     my $numbers = "$root/build/numbers/14-moe-layer.tex";
-    skip 'make has not run the section yet', 8 unless -e $numbers;
+    skip 'make has not run the section yet', 13 unless -e $numbers;
     my $m = read_macros($numbers);
     my %run = map { $_ => JSON::PP::decode_json(
                         slurp("$root/build/data/14-moe-layer-$_.json")) }
@@ -184,6 +185,25 @@ SKIP: {
     for (@rows) { $balanced += $_->[1]; $skewed += $_->[2] }
     is($balanced, $run{'balanced-low'}{slots}, 'figure: balanced slots sum');
     is($skewed, $run{'skewed-low'}{slots}, 'figure: skewed slots sum');
+    # The section's "three measured facts", as its text states them: the
+    # random router is not perfectly even (its busiest expert above the
+    # mean, some slots dropped at a factor of 1); the skewed one still drops
+    # a tenth or more at the higher factor, far more than the balanced one;
+    # and its tokens mostly go to rank 0's experts (the first E/R).
+    cmp_ok($run{'balanced-low'}{load_imbalance}, '>', 1,
+           'the random router is not perfectly even');
+    cmp_ok($run{'balanced-low'}{drop_fraction}, '>', 0,
+           '... and drops slots at capacity factor 1');
+    cmp_ok($run{'skewed-high'}{drop_fraction}, '>=', 0.1,
+           'the skewed router still drops a tenth at the higher factor');
+    cmp_ok($run{'skewed-high'}{drop_fraction}, '>',
+           $run{'balanced-high'}{drop_fraction},
+           '... more than the balanced one');
+    my $per_rank = @rows / ($run{'skewed-low'}{ranks} || 2);
+    my $first = sum0(map { $_->[2] } @rows[0 .. $per_rank - 1]);
+    cmp_ok($first, '>', $skewed / 2,
+           "the skewed router's tokens mostly go to rank 0's experts "
+           . "($first of $skewed slots)");
     is_deeply([map { "$_->[3] $_->[4]" } @rows],
               [("$run{'balanced-low'}{capacity} "
                 . "$run{'balanced-high'}{capacity}") x @rows],

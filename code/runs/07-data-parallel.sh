@@ -343,6 +343,8 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
     echo compute; runs_of step_seconds_median compute
     echo waited; runs_of exposed_seconds 2
     echo intervals; runs_of step_intervals 1; runs_of step_intervals 2
+    echo batches; field batch "$data/07-dp-1-1.json"
+    field batch "$data/07-dp-2-1.json"
 } | awk -v tokens="$(field tokens_per_step "$data/07-dp-1-1.json")" -v q="'" \
       "$(cat code/common/formats.awk)"'
     /^[a-z]/ { name = $1; next }
@@ -375,6 +377,7 @@ runs_of() {    # KEY CONFIG: the five runs' values of KEY, one to a line
                 exit 1
             }
         macro("DpTimedIntervals", v["intervals", 1])
+        macro("DpOneBatch", v["batches", 1]); macro("DpTwoBatch", v["batches", 2])
         macro("DpOneMs", ms(one)); macro("DpTwoMs", ms(two))
         macro("DpBlockingMs", ms(blocking)); macro("DpComputeMs", ms(compute))
         macro("DpCommMs", ms(comm)); macro("DpSavedMs", ms(saved))

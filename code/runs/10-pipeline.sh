@@ -226,6 +226,7 @@ for schedule in $schedules; do
 done >> "$data/10-drawn.csv"
 awk -F, -v cores=$cores -v timed=$timed -v drawn=$drawn -v m_drawn=$drawn_m \
     -v v=$chunks -v busy="$busy" -v cpu="$cpu" -v steps=$steps -v q="'" \
+    -v layers=$layers -v sequences=$sequences \
     -v forward="$(field forward_seconds "$one.json")" \
     -v hidden="$(field hidden "$one.json")" -v seq="$(field seq "$one.json")" \
     -v vocab="$(field vocab "$one.json")" \
@@ -264,6 +265,8 @@ END {
     macro("PipeMeasuredCores", cores)
     macro("PipeMeasuredCpu", cpu)
     macro("PipeMeasuredSteps", steps)
+    macro("PipeTimedStages", timed)
+    macro("PipeLayers", layers); macro("PipeSequences", sequences)
     falling = 0; within = 0
     for (k = 1; k <= 4; k++) {
         s = order[k]

@@ -548,7 +548,8 @@ macro("PrecShareCureVerdict", sprintf("At $k = %d$, where fp16 without " \
       signed(loss["bf16"] - base), \
       verdict(loss["scaled"], base, yard, unigram) == "kept up" \
       && verdict(loss["bf16"], base, yard, unigram) == "kept up" \
-      ? "both within rounding" "\x27" "s band, which they set" \
+      ? sprintf("both within rounding%ss band, which they set, so the " \
+                "scale undid the factor $2^{-%d}$", "\x27", most) \
       : "not both within rounding" "\x27" "s band", "\x27",
       int(log(scaled_scale) / log(2) + 0.5) + most, most,
       sprintf("%.6g", scaled_scale), scaled_final == scaled_scale \
