@@ -24,6 +24,10 @@ close_to($c->{floor_days}, 1100, 0.01, '≈ 1,100 days on the floor');
 close_to($c->{floor_days}, 1.2e24 / (32 * $peak * 0.4) / 86400, 1e-12,
          'floor days exactly (1,097, which the seed rounds to 1,090)');
 is($c->{fleet_over_floor}, 32, 'the fleet is 32× the floor');
+# Chapter 2's words on these: the run "fits the lab's six weeks", and the
+# floor's days are "three years".
+cmp_ok($c->{days}, '<=', 6 * 7, 'the run fits the lab\'s six weeks');
+close_to($c->{floor_days} / 365.25, 3, 0.01, 'the floor\'s days are three years');
 
 # The inverse question.
 my $d = fleet_json(qw(compute --days 30));
