@@ -643,11 +643,11 @@ int precision_verify(Model *m, const Language *lang, Settings *set,
             fprintf(out.file, "verify: linear layers' GEMMs: u4 = 2^-4 "
                     "(E4M3: x, W), u5 = 2^-3 (E5M2: dy)\n");
         fprintf(out.file, "verify: |dloss|/loss = %.3g (tolerance "
-                "(6L + 1)·2u%s = %.3g, %.2g of it)\n", dloss,
+                "(6L + 1)·2u%s = %.3g, %.3g of it)\n", dloss,
                 dp->fp8 ? " + 8L·u4\n       " : "", loss_tolerance,
                 dloss / loss_tolerance);
         fprintf(out.file, "verify: |dgrad|/|grad| = %.3g (tolerance "
-                "(12L + 3)·2u%s = %.3g, %.2g of it): %s\n", dgrad,
+                "(12L + 3)·2u%s = %.3g, %.3g of it): %s\n", dgrad,
                 dp->fp8 ? "\n        + (12L + 1)·u4 + (4L + 1)·u5" : "",
                 grad_tolerance, dgrad / grad_tolerance, ok ? "OK" : "FAIL");
     }
