@@ -169,7 +169,10 @@ static void print_ranges(FILE *out, Option *options)
         print_report(out, &r, options);
 }
 
-int main(int argc, char **argv)
+/* The tool itself; main gives it FLAGS and NUMBERS, room for every word
+   of the command line, and frees them whichever way it returns. */
+static int round_or_print(int argc, char **argv, char **flags,
+                          float *numbers)
 {
     const char *command = "formats";
     Option options[] = {
@@ -184,11 +187,7 @@ int main(int argc, char **argv)
         OUTPUT_OPTIONS,
         { NULL, 0, 0, NULL, 0, NULL, 0 }
     };
-    char **flags = malloc(sizeof(char *) * (size_t)(argc + 1));
-    float *numbers = malloc(sizeof(float) * (size_t)(argc + 1));
     int nflags = 0, count = 0;
-    if (flags == NULL || numbers == NULL)
-        return 2;
     for (int i = 1; i < argc; i++) {
         char *end;
         if (strncmp(argv[i], "--", 2) == 0) {
@@ -241,7 +240,16 @@ int main(int argc, char **argv)
         print_tensor(out.file, numbers, count, eight, options);
     else
         print_values(out.file, numbers, count, options);
+    return output_commit(&out, command);
+}
+
+int main(int argc, char **argv)
+{
+    char **flags = malloc(sizeof(char *) * (size_t)(argc + 1));
+    float *numbers = malloc(sizeof(float) * (size_t)(argc + 1));
+    int status = flags != NULL && numbers != NULL
+               ? round_or_print(argc, argv, flags, numbers) : 2;
     free(flags);
     free(numbers);
-    return output_commit(&out, command);
+    return status;
 }
