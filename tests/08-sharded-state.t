@@ -239,4 +239,24 @@ for my $case ([2, 'an unknown stage', qr/--zero must be 0, 1, 2 or 3; got "4"/, 
     refused('minigpt-fp64 --zero 1', qr/single-precision ring/,
             $fp64, @tiny, qw(--steps 2 --zero 1));
 }
+
+# The chapter's words about the build's own stage-3 run: the largest unit's
+# share of the model, and whether the shards held any rounding.
+{
+    my $m = read_macros(root() . '/build/numbers/08-zero-minigpt.tex');
+    my $ranks = $m->{MgZeroRanks} // 0;
+    my $file = root() . "/build/data/08-zero-minigpt-3-$ranks.json";
+    my $run = -s $file ? decode_json(slurp($file)) : {};
+    ok($ranks > 1 && $run->{ranks} && $run->{ranks} == $ranks,
+       "the chapter's stage-3 run is on \\MgZeroRanks ($ranks) ranks");
+    macro_agrees($m, 'MgZeroUnitShare',
+                 100 * ($run->{largest_unit_params} // 0)
+                     / ($run->{params} || 1),
+                 'the largest unit as a share of the model');
+    my $exact = !grep { $run->{"${_}_bytes_held"} != $run->{"${_}_bytes_formula"} }
+                grep { defined $run->{"${_}_bytes_held"} }
+                qw(weight gradient optimizer);
+    is(($m->{MgZeroRounding} // '') =~ /^here none/ ? 1 : 0, $exact ? 1 : 0,
+       'the text says no rounding exactly when the shards held none');
+}
 done_testing();

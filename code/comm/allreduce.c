@@ -238,12 +238,6 @@ static double page_faults(void)
     return (double)use.ru_minflt;
 }
 
-static int by_seconds(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static Row measure(Operation op, Implementation impl, Buffers *b,
                    size_t bytes, int warmup, int repeats, double target)
 {
@@ -277,9 +271,7 @@ static Row measure(Operation op, Implementation impl, Buffers *b,
     }
     faults = (page_faults() - faults) / ((double)calls * repeats);
     MPI_Allreduce(&faults, &row.faults, 1, MPI_DOUBLE, MPI_MAX, b->comm);
-    qsort(batch, (size_t)repeats, sizeof(double), by_seconds);
-    row.seconds = repeats % 2 ? batch[repeats / 2]
-                : 0.5 * (batch[repeats / 2 - 1] + batch[repeats / 2]);
+    row.seconds = median_in_place(batch, repeats);          /* sorts them */
     row.fastest = batch[0];
     row.slowest = batch[repeats - 1];
     row.algbw = (double)bytes / row.seconds / 1e9;

@@ -104,6 +104,10 @@ const char *plural(double count, const char *one, const char *many);
 Text counted(double count, const char *one, const char *many);
 /* A time in the unit a person reads it in: "355 ms", "3.11 s", "34.3 days". */
 Text duration(double seconds);
+/* Sorts x[0..n) ascending and returns its median (0 when n is 0). */
+double median_in_place(double *x, int n);
+/* The q-quantile, 0 <= q <= 1, of n >= 1 numbers sorted ascending. */
+double quantile(const double *sorted, int n, double q);
 void report_add(Report *r, const char *key, FieldKind kind, double value);
 void report_text(Report *r, const char *key, const char *text);
 /* 1 when --json, --csv or --latex asks for a report rather than the

@@ -4,6 +4,7 @@
 
 extern "C" {
 #include "gpu.h"
+#include "../common/cli.h"
 }
 #include "../minigpt/number_formats.h"
 
@@ -33,12 +34,6 @@ __global__ void fill_kernel(float *x, uint16_t *x16, size_t n)
         x[e] = value;
     else
         x16[e] = bf16_from_float(value);
-}
-
-static int compare_seconds(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 extern "C" int gpu_tp_block_seconds(int tokens, int hidden, int t,
@@ -94,9 +89,7 @@ extern "C" int gpu_tp_block_seconds(int tokens, int hidden, int t,
         }
         cudaEventDestroy(start);
         cudaEventDestroy(stop);
-        qsort(seconds, (size_t)repeats, sizeof *seconds, compare_seconds);
-        *median = repeats % 2 ? seconds[repeats / 2]
-                : (seconds[repeats / 2 - 1] + seconds[repeats / 2]) / 2;
+        *median = median_in_place(seconds, repeats);
     }
     gpu_free(a);
     gpu_free(b);

@@ -12,17 +12,9 @@
 
 typedef struct { double median, low, high; } Measured;
 
-static int ascending(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static Measured figure_of(double *repeats, int n)
 {
-    qsort(repeats, (size_t)n, sizeof *repeats, ascending);
-    double median = n % 2 ? repeats[n / 2]
-                          : 0.5 * (repeats[n / 2 - 1] + repeats[n / 2]);
+    double median = median_in_place(repeats, n);          /* sorts them */
     return (Measured){ median, repeats[0], repeats[n - 1] };
 }
 static double gemm_rate(GemmWorkspace *w, int M, int N, int K, const real *A,

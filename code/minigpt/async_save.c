@@ -84,12 +84,6 @@ static void record_stall(Checkpointer *c, double seconds)
         c->stall[c->saves++] = seconds;
 }
 
-static int shorter_first(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The run's last save: wait for any write, report, and free the record. */
 static void checkpoints_end(Settings *set, Checkpointer *c, char *why,
                             size_t why_size)
@@ -100,10 +94,8 @@ static void checkpoints_end(Settings *set, Checkpointer *c, char *why,
     int between = c->saves - 1;              /* the saves between steps */
     set->checkpoint_saves = c->saves;
     set->checkpoint_final_s = c->stall[c->saves - 1];
-    qsort(c->stall, (size_t)between, sizeof(double), shorter_first);
     set->checkpoint_stall_s = between == 0 ? set->checkpoint_final_s
-        : between % 2 ? c->stall[between / 2]
-        : (c->stall[between / 2 - 1] + c->stall[between / 2]) / 2;
+        : median_in_place(c->stall, between);
     if (set->async_save)
         MPI_Comm_free(&c->comm);
     free(c->stall);

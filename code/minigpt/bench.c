@@ -70,19 +70,13 @@ static double rate(Kernel *k, const Product *p, GemmWorkspace *w,
     return 2.0 * p->M * p->N * p->K * (double)runs / elapsed;
 }
 
-static int by_rate(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median of n rates, with the slowest and the fastest. */
 static double median_rate(double *x, int n, double *low, double *high)
 {
-    qsort(x, (size_t)n, sizeof *x, by_rate);
+    double median = median_in_place(x, n);                /* sorts them */
     *low = x[0];
     *high = x[n - 1];
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    return median;
 }
 
 static Timing time_product(const Product *p, GemmWorkspace *w, double seconds,

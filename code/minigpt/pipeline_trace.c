@@ -6,12 +6,6 @@
 #include "trainer.h"
 #include "pipeline_trace.h"
 
-static int ascending(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 enum { CLOCK_TRIPS = 64 };
 
 /* This rank's clock minus the clock of rank 0 of pp (0 on rank 0). */
@@ -135,12 +129,7 @@ double trace_transfer(const PipeOp *ops, int P, int V, int n)
             if (input != NULL && idle_since <= input->end)
                 gaps[count++] = o->start - input->end;
         }
-    double median = 0;
-    if (count > 0) {
-        qsort(gaps, (size_t)count, sizeof *gaps, ascending);
-        median = count % 2 ? gaps[count / 2]
-                           : (gaps[count / 2 - 1] + gaps[count / 2]) / 2;
-    }
+    double median = median_in_place(gaps, count);
     free(gaps);
     return fmax(median, 0);      /* never less than nothing, whatever the
                                     clocks' offsets left over */

@@ -19,21 +19,6 @@ void step_breakdown(double part[BREAKDOWN_PARTS], double step,
     for (int k = 0; k < PART_OTHER; k++)
         part[PART_OTHER] -= part[k];
 }
-static int ascending_seconds(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The q-quantile of n sorted numbers, interpolated between neighbours. */
-static double quantile(const double *sorted, int n, double q)
-{
-    double at = q * (n - 1);
-    int i = (int)at;
-    return i + 1 < n ? sorted[i] + (at - i) * (sorted[i + 1] - sorted[i])
-                     : sorted[n - 1];
-}
-
 /* The first steps of a run fault in its buffers and warm the caches and
    the allocator, so they are not counted: none of one step, one of a short
    run, a tenth (at most ten) of a long one. Every median of per-step
@@ -47,10 +32,7 @@ double median_after_warm_up(double *values, int n, int *timed)
 {
     int skip = untimed_steps(n);
     *timed = n - skip;
-    if (*timed <= 0)
-        return 0;
-    qsort(values + skip, (size_t)*timed, sizeof *values, ascending_seconds);
-    return quantile(values + skip, *timed, 0.5);
+    return median_in_place(values + skip, *timed);
 }
 
 /* The speed of a run is that of its median step; the middle half of the

@@ -934,17 +934,6 @@ static int moe_tokens_csv(const char *path, const MoeResult *m)
     }
     return output_commit(&out, "moe");
 }
-static double median_of(double *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int moe_run(Option *o, int rank, int R);
 
 int main(int argc, char **argv)
@@ -1049,7 +1038,7 @@ static int moe_run(Option *o, int rank, int R)
             double v[1000];                          /* --repeats <= 1000 */
             for (int t = 0; t < repeats; t++)
                 v[t] = times[(size_t)t * PHASES + p];
-            m.seconds[p] = median_of(v, repeats);
+            m.seconds[p] = median_in_place(v, repeats);
         }
     int status = 0;
     if (option_given(o, "--verify"))

@@ -2,11 +2,12 @@
 # usage: sh code/runs/08-sharded-state.sh BUILD_DIR
 set -eu
 transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
+formats=$(cat code/common/formats.awk)
 
 # minigpt, sharded: the check against the reference, then every stage on
 # 1, 2 and 4 ranks, two steps each, for the bytes held and sent.
-bin="$1/bin"
-mpiexec -n 4 $bin/minigpt --dp 4 --zero 3 --verify --micro-batches 2 \
+bin="$1/bin" most=4            # the chapter shows stage 3 on the most ranks
+mpiexec -n $most $bin/minigpt --dp $most --zero 3 --verify --micro-batches 2 \
         --output "$transcripts/08-verify-3.txt"
 for n in 1 2 4; do
     for stage in 0 1 2 3; do
@@ -18,7 +19,7 @@ for n in 1 2 4; do
     done
 done
 # The chapter shows the end of stage 3's report on four ranks: the shard.
-sed -n '/^sharded state/,$p' "$transcripts/08-zero-minigpt-3-4.txt" \
+sed -n '/^sharded state/,$p' "$transcripts/08-zero-minigpt-3-$most.txt" \
     > "$transcripts/08-zero-minigpt-3-4-shard.txt"
 test -s "$transcripts/08-zero-minigpt-3-4-shard.txt"
 field() {        # the number at KEY (a path joined by _) in a JSON report
@@ -51,18 +52,16 @@ awk -v psi="$(field params "$(json 0 1)")" 'BEGIN {
                4 * psi + 12 * psi / n, 16 * psi / n
 }' > "$data/08-zero-minigpt-formula.csv"
 {
-    printf '\\newcommand{\\MgZeroRanks}{4}\n'
+    printf '\\newcommand{\\MgZeroRanks}{%d}\n' $most
     for key in params largest_unit_params; do
-        awk -v key=$key -v x="$(field $key "$(json 3 4)")" 'BEGIN {
-            s = sprintf("%d", x)                  # 108288 -> 108,288
-            while (s ~ /[0-9][0-9][0-9][0-9]/)
-                sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
+        awk -v key=$key -v x="$(field $key "$(json 3 $most)")" "$formats"'
+        BEGIN {
             name = key == "params" ? "MgZeroParams" : "MgZeroUnitParams"
-            printf "\\newcommand{\\%s}{%s}\n", name, s }'
+            printf "\\newcommand{\\%s}{%s}\n", name, grouped(x) }'
     done
     for stage in 0 1 2 3; do
         name=$(echo $stage | sed 's/0/Zero/; s/1/One/; s/2/Two/; s/3/Three/')
-        f=$(json $stage 4)
+        f=$(json $stage $most)
         awk -v name=$name -v sent="$(field bytes_sent_per_step "$f")" \
             -v formula="$(field bytes_sent_formula "$f")" 'BEGIN {
             printf "\\newcommand{\\MgZero%sSent}{%.1f~kB}\n", name, sent / 1e3
@@ -79,7 +78,7 @@ awk -v psi="$(field params "$(json 0 1)")" 'BEGIN {
                  "$(field bytes_sent_per_step "$f")" \
                  "$(field largest_unit_params "$f") $(field params "$f")"
         done
-    done | awk -v q="'" '
+    done | awk -v q="'" -v most=$most '
         function macro(name, text) {
             printf "\\newcommand{\\%s}{%s}\n", name, text
         }
@@ -92,7 +91,7 @@ awk -v psi="$(field params "$(json 0 1)")" 'BEGIN {
             held = $3 + $5 + $7; formula = $4 + $6 + $8
             dev = held > formula ? held / formula - 1 : 1 - held / formula
             if (dev > worst) worst = dev
-            if ($1 == 4) { sent[$2] = $10; buffers[$2] = $9; state[$2] = held }
+            if ($1 == most) { sent[$2] = $10; buffers[$2] = $9; state[$2] = held }
             unit = $11; params = $12
         }
         END {
@@ -104,19 +103,25 @@ awk -v psi="$(field params "$(json 0 1)")" 'BEGIN {
                   ? "exactly what the formula says" \
                   : sprintf("what the formula says to within %.2g\\,\\%%",
                             100 * worst))
+            macro("MgZeroRounding", worst == 0 ? "here none: every unit " \
+                  "divides evenly among the ranks" \
+                  : sprintf("here at most %.2g\\,\\%%", 100 * worst))
             share = sprintf("%.0f\\,\\%%", 100 * buffers[3] / state[3])
             unit_share = sprintf("%.0f\\,\\%%", 100 * unit / params)
+            macro("MgZeroUnitShare", unit_share)
             if (buffers[3] >= state[3] / 2)
-                macro("MgZeroMeansBuffers", sprintf("At stage~3 on four " \
-                      "ranks the buffers added %s to the state a rank " \
-                      "held, because one unit here is %s of the model: " \
+                macro("MgZeroMeansBuffers", sprintf("At stage~3 on " \
+                      "\\MgZeroRanks{} ranks the buffers added %s to the " \
+                      "state a rank held, because one unit here is %s of " \
+                      "the model: " \
                       "for a model this small, the formula that leaves " \
                       "them out is no guide to a rank%ss memory.", share,
                       unit_share, q))
             else
-                macro("MgZeroMeansBuffers", sprintf("At stage~3 on four " \
-                      "ranks the buffers added only %s to the state a " \
-                      "rank held, with one unit %s of the model.", share,
+                macro("MgZeroMeansBuffers", sprintf("At stage~3 on " \
+                      "\\MgZeroRanks{} ranks the buffers added only %s to " \
+                      "the state a rank held, with one unit %s of the " \
+                      "model.", share,
                       unit_share))
             r1 = sent[1] / sent[0]; r2 = sent[2] / sent[0]
             r3 = sent[3] / sent[0]

@@ -45,7 +45,9 @@ trap 'rm -rf "$dir"' EXIT
 tiny="--layers 2 --hidden 16 --heads 2 --seq 8 --vocab 16 --batch 4
       --steps 4 --eval-every 1000 --quiet"
 zero3="--dp 2 --zero 3"
-mpiexec -n 2 $minigpt $tiny $zero3 --save-every 2 --keep-checkpoints 2 \
+every=2                                 # saves at steps 2 and 4
+resume="ckpt.step$(printf %06d $every)"  # the first, resumed below
+mpiexec -n 2 $minigpt $tiny $zero3 --save-every $every --keep-checkpoints 2 \
         --save "$dir/ckpt" --log "$dir/straight.csv" > /dev/null
 { echo '$ ls ckpt'; ls "$dir/ckpt"; echo '$ cat ckpt/manifest'
   cat "$dir/ckpt/manifest"; } > "$transcripts/13-manifest.txt"
@@ -67,11 +69,11 @@ refuse() {       # refuse LABEL COMMAND: a broken copy, resumed, refused
 }
 refuse "rank 1's shard removed:" 'rm bad/rank00001.shard'
 refuse "rank 1's shard 8 bytes short:" 'truncate -s -8 bad/rank00001.shard'
-refuse "rank 0's shard from the checkpoint of step 2:" \
-       'cp ckpt.step000002/rank00000.shard bad/'
+refuse "rank 0's shard from the checkpoint of step $every:" \
+       "cp $resume/rank00000.shard bad/"
 cp -r "$dir/ckpt" "$dir/before"
 status=0
-mpiexec -n 2 $minigpt $tiny $zero3 --resume "$dir/ckpt.step000002" \
+mpiexec -n 2 $minigpt $tiny $zero3 --resume "$dir/$resume" \
         --save "$dir/ckpt" --fail-shard-write 1 > /dev/null \
         2> "$dir/drill.err" || status=$?
 if [ $status -ne 2 ] || ! grep -q '^minigpt: --save: ' "$dir/drill.err"; then
@@ -84,7 +86,7 @@ left=$(ls "$dir" | grep -c tmp || true)
 { sed "s|$dir/||g" "$dir/drill.err" | fold -s -w 76
   printf 'the checkpoint: %s; temporary directories left: %s\n' \
          "$untouched" "$left"; } > "$transcripts/13-drill.txt"
-mpiexec -n 2 $minigpt $tiny $zero3 --resume "$dir/ckpt.step000002" \
+mpiexec -n 2 $minigpt $tiny $zero3 --resume "$dir/$resume" \
         --save "$dir/same" > /dev/null
 same=$(diff -r "$dir/same" "$dir/ckpt" > /dev/null && echo identical \
        || echo different)
@@ -96,14 +98,15 @@ straight=$(loss4 "$dir/straight.csv")
       test "$n" = 2 && flags=${layout#2 }
       rm -f "$dir/r.csv"
       mpiexec -n $n $minigpt $tiny $flags \
-              --resume "$dir/ckpt.step000002" --log "$dir/r.csv" > /dev/null
+              --resume "$dir/$resume" --log "$dir/r.csv" > /dev/null
       printf '%-24s step 4 loss %s\n' "resumed, ${flags:-one process}:" \
              "$(loss4 "$dir/r.csv")"
   done; } > "$transcripts/13-reshard.txt"
-awk -v same="$same" -v untouched="$untouched" '
+awk -v same="$same" -v untouched="$untouched" -v every=$every '
     NR == 1 { want = $NF } NR > 1 { d = $NF - want; if (d < 0) d = -d
                                     if (d > most) most = d }
-    END { printf "\\newcommand{\\ShardsSameLayout}{%s}\n", same
+    END { printf "\\newcommand{\\ShardsResumeStep}{%d}\n", every
+          printf "\\newcommand{\\ShardsSameLayout}{%s}\n", same
           printf "\\newcommand{\\ShardsDrill}{%s}\n", untouched
           e = most > 0 ? int(log(most) / log(10) - (most < 1)) : 0
           printf "\\newcommand{\\ShardsReshardDiff}{\\ensuremath{%.1f" \

@@ -64,7 +64,7 @@ awk -v csv="$data/13-stall.csv" "$formats"'
 read sync sync_lo sync_hi async async_lo async_hi < "$work/medians.txt"
 # The fleet of Section sec:interruptions as 13-checkpoint.sh sets it out:
 # its synchronous write is its delta, and its asynchronous save is assumed
-# to shorten that stall by the ratio measured here.
+# to scale that stall by the ratio measured here.
 state=$("$bin/fleet" memory --precisions --csv |
         awk -F, '$1 == "mixed" { print $5 + $7 }')
 fleet_run="--params 405e9 --bytes-per-param $state --restart-minutes 10"
@@ -137,11 +137,13 @@ awk -v sync="$sync" -v sync_lo="$sync_lo" -v sync_hi="$sync_hi" \
         gain = fraction["async"] - fraction["sync"]
         macro("StallFleetVerdict", sprintf("With its synchronous write as " \
               "$\\delta$, Daly%ss interval is %s and the fleet keeps " \
-              "%s\\,\\%% of its time for training; with the stall shortened " \
+              "%s\\,\\%% of its time for training; with the stall %s " \
               "in the measured ratio, " \
               "%s and %s\\,\\%%%s.", "\x27", duration(daly["sync"]),
-              percent(fraction["sync"]), duration(daly["async"]),
+              percent(fraction["sync"]),
+              async <= sync ? "shortened" : "lengthened", duration(daly["async"]),
               percent(fraction["async"]),
               gain >= 0.00005 ? sprintf(", %s points more", percent(gain)) \
-                              : ", the same to the hundredth of a point"))
+              : gain <= -0.00005 ? sprintf(", %s points less", percent(-gain)) \
+              : ", the same to the hundredth of a point"))
     }' "$work/fleet.txt" > "$numbers/13-stall.tex"
