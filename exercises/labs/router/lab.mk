@@ -5,10 +5,8 @@
 # The book's objects are $(LAB_BOOK)'s (exercises/labs/labs.mk).
 LAB_FILES_router := router.c
 LAB_BOOK_router := $(LAB_BOOK)/minigpt/gemm.o $(LAB_BOOK)/minigpt/layers.o \
-    $(LAB_BOOK)/minigpt/rng.o $(LAB_BOOK)/common/format.o \
-    $(LAB_BOOK)/common/options.o $(LAB_BOOK)/common/output.o \
-    $(LAB_BOOK)/common/report.o $(LAB_BOOK)/common/machinefile.o \
-    $(LAB_BOOK)/common/pipeline_schedule.o
+    $(LAB_BOOK)/minigpt/rng.o \
+    $(patsubst code/%.c,$(LAB_BOOK)/%.o,$(wildcard code/common/*.c))
 LAB_FLAGS_router = $(CFLAGS) -Iexercises/labs/common \
     -Iexercises/labs/router -Icode/moe -Icode/minigpt -Icode/common
 
