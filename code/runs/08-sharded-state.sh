@@ -18,10 +18,10 @@ for n in 1 2 4; do
                 --output "$data/08-zero-minigpt-$stage-$n.json"
     done
 done
-# The chapter shows the end of stage 3's report on four ranks: the shard.
+# The chapter shows the end of stage 3's report on the most ranks: the shard.
 sed -n '/^sharded state/,$p' "$transcripts/08-zero-minigpt-3-$most.txt" \
-    > "$transcripts/08-zero-minigpt-3-4-shard.txt"
-test -s "$transcripts/08-zero-minigpt-3-4-shard.txt"
+    > "$transcripts/08-zero-minigpt-3-shard.txt"
+test -s "$transcripts/08-zero-minigpt-3-shard.txt"
 field() {        # the number at KEY (a path joined by _) in a JSON report
     awk -v key="$1" '
         { name = $1; gsub(/[":]/, "", name) }
