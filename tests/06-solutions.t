@@ -47,7 +47,7 @@ ok(-s "$sols/06-ex1.tex", 'the solution script has run (build/solutions/06-*)')
 # the run fails. (run and json_of are FleetTest's: a crash reads as 128 +
 # its signal, never as exit status 0.)
 # Each run takes one core's peak from the build's machine file rather than
-# measure it for a quarter of a second.
+# measure it for a tenth of a second.
 sub report {
     my ($bin, @flags) = @_;
     my $r = eval { json_of($bin, '--quiet', '--machine',

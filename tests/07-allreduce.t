@@ -15,7 +15,9 @@
 # once per rank. Then the book's own runs: its transcripts print the core
 # count, and on a machine of fewer than four cores no four-rank time is shown.
 # Finally the benchmark is shown to catch a broken ring: built against a
-# ring.c that forgets to add, it counts wrong elements and exits 1.
+# ring.c that forgets to add, it counts wrong elements and exits 1, timed on
+# two ranks and with --check (the ring lab's grader: times nothing, prints
+# dashes for the times, refuses --json) on three.
 #
 # No timing is asserted: the machine may be busy, and four ranks share two
 # cores. Run after `make`:  prove -v tests/07-allreduce.t
@@ -429,6 +431,22 @@ for my $n (1, 2, 4) {
          'What it means quotes the range of the ring rows from 16 MiB on');
 }
 
+# The rows of a --check table: (op, impl, bytes, wrong) for the ring and
+# the library, every time column a dash.
+sub checked_rows {
+    my ($table) = @_;
+    my ($op, @rows);
+    for (split /\n/, $table) {
+        if (/^# (\w+) +ring +mpi$/) { $op = $1; next }
+        next if /^#/ || !defined $op;
+        my @f = split;
+        return [] unless @f == 12 && "@f[2..5] @f[7..10]" eq '- - - - - - - -';
+        push @rows, { op => $op, impl => 'ring', bytes => $f[0], wrong => $f[6] },
+                    { op => $op, impl => 'mpi', bytes => $f[0], wrong => $f[11] };
+    }
+    return \@rows;
+}
+
 # ------------------------------------------------- the benchmark can fail --
 # The chapter's ring with the reduce-scatter's addition dropped (each rank
 # keeps what arrives instead of adding its share), built with the flags the
@@ -459,13 +477,16 @@ for my $n (1, 2, 4) {
                                '-o', "$dir/allreduce");
     is($s3, 0, 'broken ring: links') or diag $e3;
 
+    # Two ranks timed, as JSON; three (more than two cores' worth) with
+    # --check, as the ring lab grades them: the table, its times dashes.
     for my $n (2, 3) {
-        my ($status, $out, $err) = run(mpiexec($n, "$dir/allreduce", @quick,
-            @ceiling, qw(--min-bytes 8 --max-bytes 256 --json)));
-        is($status, 1, "broken ring on $n ranks: exit status 1");
+        my @how = $n == 2 ? (@quick, @ceiling, '--json') : ('--check');
+        my ($status, $out, $err) = run(mpiexec($n, "$dir/allreduce", @how,
+            qw(--min-bytes 8 --max-bytes 256)));
+        is($status, 1, "broken ring on $n ranks (@how): exit status 1");
         like($err, qr/^allreduce: \d+ wrong elements/m,
              "broken ring on $n ranks: says how many elements are wrong");
-        my $rows = rows_of($out) // [];
+        my $rows = $n == 2 ? rows_of($out) // [] : checked_rows($out);
         ok(@$rows > 0, "broken ring on $n ranks: still prints its rows");
         my %wrong;
         $wrong{"$_->{op} $_->{impl}"} += $_->{wrong} for @$rows;
@@ -479,9 +500,15 @@ for my $n (1, 2, 4) {
            + ($wrong{'all_gather mpi'} // 0), 0,
            "broken ring on $n ranks: MPICH's collectives are right");
     }
+    # --check writes no rows of times: it refuses the flags that would.
+    my ($status, undef, $err) = run(mpiexec(2, "$dir/allreduce", '--check',
+                                            qw(--max-bytes 64 --json)));
+    is($status, 2, '--check --json is refused');
+    like($err, qr/^allreduce: --check times nothing, so --json has no rows/m,
+         '... saying why') or diag $err;
     # One rank has nothing to add: the broken ring is not caught there.
-    my ($status) = run(mpiexec(1, "$dir/allreduce", @quick, @ceiling,
-                       qw(--max-bytes 256 --json)));
+    ($status) = run(mpiexec(1, "$dir/allreduce", @quick, @ceiling,
+                    qw(--max-bytes 256 --json)));
     is($status, 0, 'broken ring on 1 rank: nothing to add, nothing wrong');
 }
 

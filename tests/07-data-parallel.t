@@ -13,7 +13,7 @@ use Test::More;
 
 my $minigpt = root() . '/build/bin/minigpt';
 # Each run takes one core's peak from the build's machine file rather than
-# measure it for a quarter of a second on every rank.
+# measure it for a tenth of a second on every rank.
 my @tiny = (qw(--layers 2 --hidden 32 --heads 4 --seq 16 --vocab 24 --batch 8),
             '--machine', root() . '/build/machine.json');
 

@@ -23,7 +23,7 @@ my $minigpt = root() . '/build/bin/minigpt';
 my $fp64 = root() . '/build/bin/minigpt-fp64';
 my %shape = (layers => 2, hidden => 32, heads => 4, seq => 16, vocab => 24);
 # Each run takes one core's peak from the build's machine file rather than
-# measure it for a quarter of a second on every rank.
+# measure it for a tenth of a second on every rank.
 my @tiny = (minigpt_flags(%shape), '--batch', 12,
             '--machine', root() . '/build/machine.json');
 my $word = 4;                                     # bytes of a real (fp32)

@@ -19,7 +19,7 @@ use Test::More;
 my $minigpt = root() . '/build/bin/minigpt';
 my %shape = (layers => 2, hidden => 32, heads => 4, seq => 16, vocab => 24);
 # Each run takes one core's peak from the build's machine file rather than
-# measure it for a quarter of a second on every rank.
+# measure it for a tenth of a second on every rank.
 my @tiny = (minigpt_flags(%shape), '--batch', 8,
             '--machine', root() . '/build/machine.json');
 my ($L, $C, $H, $T, $V) = @shape{qw(layers hidden heads seq vocab)};

@@ -307,7 +307,7 @@ like($o, qr/"bubble_measured"/, 'without --trace: the report');
 # Operations long enough (a few milliseconds) that a message's time does
 # not swamp them on an idle machine.
 # Each run takes one core's peak from the build's machine file rather than
-# measure it for a quarter of a second on every rank.
+# measure it for a tenth of a second on every rank.
 my @small = (qw(--layers 4 --hidden 128 --heads 4 --seq 64 --batch 16
                 --vocab 64 --steps 6 --quiet),
              '--machine', "$root/build/machine.json");

@@ -20,7 +20,7 @@ my $minigpt = "$root/build/bin/minigpt";
 # Two blocks of width 128: a gradient of about 1.6 MiB, so that 1 MiB
 # makes two buckets and 64 MiB one.
 # Each run takes one core's peak from the build's machine file rather than
-# measure it for a quarter of a second on every rank.
+# measure it for a tenth of a second on every rank.
 my @model = (qw(--layers 2 --hidden 128 --heads 4 --seq 16 --vocab 24
                 --batch 8 --dp 2), '--machine', "$root/build/machine.json");
 

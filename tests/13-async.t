@@ -21,7 +21,7 @@ use Test::More;
 my $root = root();
 my $minigpt = "$root/build/bin/minigpt";
 # Each run takes one core's peak from the build's machine file rather than
-# measure it for a quarter of a second on every rank.
+# measure it for a tenth of a second on every rank.
 my @model = (qw(--layers 2 --hidden 64 --heads 4 --seq 16 --vocab 24
                 --batch 8 --eval-every 1000 --quiet),
              '--machine', "$root/build/machine.json");

@@ -251,6 +251,8 @@ static Row measure(Operation op, Implementation impl, Buffers *b,
     MPI_Allreduce(&wrong, &row.wrong, 1, MPI_LONG, MPI_SUM, b->comm);
     MPI_Allreduce(&largest, &row.largest_difference, 1, MPI_DOUBLE, MPI_MAX,
                   b->comm);
+    if (repeats == 0)                     /* --check: checked, not timed */
+        return row;
     for (int i = 0; i < warmup; i++)
         run_collective(op, impl, b, count);
     MPI_Barrier(b->comm);
@@ -335,8 +337,19 @@ static double spread(const Row *r)
     return fmin(999, 100 * (r->slowest - r->fastest) / r->seconds);
 }
 
+/* One implementation's columns of a row: its time, spread, algbw, busbw
+   and wrong elements; under --check, dashes for all but the last. */
+static void print_timed_columns(FILE *f, const Row *r)
+{
+    if (r->repeats == 0)
+        fprintf(f, " %9s %3s %6s %6s %5ld", "-", "-", "-", "-", r->wrong);
+    else
+        fprintf(f, " %9.2f %3.0f %6.2f %6.2f %5ld", 1e6 * r->seconds,
+                spread(r), r->algbw, r->busbw, r->wrong);
+}
+
 typedef struct {
-    int n, warmup, repeats;
+    int n, warmup, repeats;    /* repeats 0: --check, nothing timed */
     Placement where;
     double copy_bw, touch_bw;  /* GB/s */
     int group;                 /* ranks per group; 0: no hierarchy        */
@@ -352,16 +365,21 @@ static void print_results(FILE *f, const Row *rows, int count, const Setting *s)
             s->where.cores == 1 ? "core" : "cores", s->where.ranks_here,
             s->where.ranks_here == 1 ? "rank" : "ranks",
             s->where.pinned ? "each pinned to one core" : "not pinned");
-    if (s->where.ranks_here > s->where.cores)
+    if (s->where.ranks_here > s->where.cores && s->repeats > 0)
         fprintf(f, "# OVERSUBSCRIBED: more ranks than cores; these times "
                 "measure the scheduler, not the collective\n");
-    fprintf(f, "# time: median of %s after %s; "
-            "spread: (slowest - fastest) / median\n",
-            counted(s->repeats, "timed batch", "timed batches").s,
-            counted(s->warmup, "warm-up call", "warm-up calls").s);
-    fprintf(f, "# memory copy %s GB/s on one core (memcpy); fresh pages "
-            "first touched at %s GB/s\n", sig(s->copy_bw, 3).s,
-            sig(s->touch_bw, 3).s);
+    if (s->repeats == 0)                                     /* --check */
+        fprintf(f, "# checked, not timed (--check): every element of every "
+                "result; the time columns read -\n");
+    else {
+        fprintf(f, "# time: median of %s after %s; "
+                "spread: (slowest - fastest) / median\n",
+                counted(s->repeats, "timed batch", "timed batches").s,
+                counted(s->warmup, "warm-up call", "warm-up calls").s);
+        fprintf(f, "# memory copy %s GB/s on one core (memcpy); fresh pages "
+                "first touched at %s GB/s\n", sig(s->copy_bw, 3).s,
+                sig(s->touch_bw, 3).s);
+    }
     if (s->group > 0)
         fprintf(f, "# %s of %s, consecutive; each send between groups "
                 "waits %s us, then its bytes at %s%s\n",
@@ -386,12 +404,10 @@ static void print_results(FILE *f, const Row *rows, int count, const Setting *s)
                         mpi ? impl_names[mpi->impl] : "mpi", "size(B)",
                         "count", "time(us)", "+-%", "algbw", "busbw", "wrong",
                         "time(us)", "+-%", "algbw", "busbw", "wrong");
-            fprintf(f, " %9zu %8zu %9.2f %3.0f %6.2f %6.2f %5ld", ring->bytes,
-                    ring->bytes / sizeof(float), 1e6 * ring->seconds,
-                    spread(ring), ring->algbw, ring->busbw, ring->wrong);
+            fprintf(f, " %9zu %8zu", ring->bytes, ring->bytes / sizeof(float));
+            print_timed_columns(f, ring);
             if (mpi != NULL)
-                fprintf(f, " %9.2f %3.0f %6.2f %6.2f %5ld", 1e6 * mpi->seconds,
-                        spread(mpi), mpi->algbw, mpi->busbw, mpi->wrong);
+                print_timed_columns(f, mpi);
             fputc('\n', f);
         }
         if (op == ALLTOALL && header > 0)
@@ -538,6 +554,9 @@ int main(int argc, char **argv)
           0.02, NULL, 0 },
         { "--repeats", OPT_COUNT, 1000, "timed batches per size; the table "
           "reports their median and spread", 5, NULL, 0 },
+        { "--check", OPT_SWITCH, 0, "check every element of every result and "
+          "time nothing (the table only, its times -): for more ranks than "
+          "cores", 0, NULL, 0 },
         { "--memcpy", OPT_NUMBER, 1e6, "the memory-copy ceiling in GB/s, as "
           "build/machine.json holds it (default: measured here)", 0, NULL, 0 },
         { "--machine", OPT_PATH, 0, "read the memory-copy ceiling and the "
@@ -603,6 +622,17 @@ static int sweep(int rank, int n, Option *options)
                      "them", min, max);
         return 2;
     }
+    static const char *timed_outputs[] = { "--json", "--csv", "--latex",
+                                           "--data" };
+    for (size_t i = 0; i < sizeof timed_outputs / sizeof *timed_outputs; i++)
+        if (option_given(options, "--check")
+            && option_given(options, timed_outputs[i])) {
+            if (rank == 0)
+                complain(command, "--check times nothing, so %s has no "
+                         "rows to write: it prints the table (to --output "
+                         "or --transcript)", timed_outputs[i]);
+            return 2;
+        }
     if (n > MAX_RANKS) {
         if (rank == 0)
             complain(command, "%d ranks: the ring supports at most %d", n,
@@ -676,8 +706,9 @@ static int sweep(int rank, int n, Option *options)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     size_t copy_bytes = (size_t)64 << 20;
+    int checking = option_given(options, "--check");
     Setting setting = { n, (int)option_number(options, "--warmup"),
-                        (int)option_number(options, "--repeats"),
+                        checking ? 0 : (int)option_number(options, "--repeats"),
                         placement(MPI_COMM_WORLD), 0, 0, 0, 0, 0 };
     if (hierarchy) {
         MPI_Comm_split(MPI_COMM_WORLD, rank / group, rank, &b.inside);
@@ -690,7 +721,7 @@ static int sweep(int rank, int n, Option *options)
         slow_link_between_groups(group, setting.delay_us * 1e-6,
                                  setting.throttle_gbs * 1e9);
     }
-    if (rank == 0) {             /* measured first, before any message is sent */
+    if (rank == 0 && !checking) {   /* first, before any message is sent */
         setting.copy_bw = option_given(options, "--memcpy")
                         ? option_number(options, "--memcpy")
                         : machine_copy > 0 ? machine_copy / 1e9

@@ -154,7 +154,7 @@ int train(Model *m, const Language *lang, Settings *set,
         return 2;
     }
     RunSummary s = { 0 };
-    s.peak = set->machine != NULL ? set->peak : measure_peak_flops(0.25);
+    s.peak = set->machine != NULL ? set->peak : measure_peak_flops(0.1);
     s.step_seconds = malloc(sizeof(double) * (size_t)(set->steps + 1));
     s.step_parts = malloc(sizeof *s.step_parts * (size_t)(set->steps + 1));
     if (s.step_seconds == NULL || s.step_parts == NULL)

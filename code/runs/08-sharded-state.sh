@@ -5,11 +5,12 @@ transcripts="$1/transcripts" numbers="$1/numbers" data="$1/data"
 formats=$(cat code/common/formats.awk)
 
 # minigpt, sharded: the check against the reference, then every stage on
-# 1, 2 and 4 ranks, two steps each, for the bytes held and sent.
-bin="$1/bin" most=4            # the chapter shows stage 3 on the most ranks
+# each count of ranks, two steps each, for the bytes held and sent.
+bin="$1/bin" counts="1 2 4"
+most=${counts##* }             # the chapter shows stage 3 on the most ranks
 mpiexec -n $most $bin/minigpt --dp $most --zero 3 --verify --micro-batches 2 \
         --output "$transcripts/08-verify-3.txt"
-for n in 1 2 4; do
+for n in $counts; do
     for stage in 0 1 2 3; do
         ring=$([ $stage = 0 ] && echo "--allreduce ring" || true)
         mpiexec -n $n $bin/minigpt --steps 2 --eval-every 1000 --quiet --json \
@@ -33,7 +34,7 @@ field() {        # the number at KEY (a path joined by _) in a JSON report
 json() { echo "$data/08-zero-minigpt-$1-$2.json"; }
 {
     echo "ranks,stage,state,with_buffers"
-    for n in 1 2 4; do
+    for n in $counts; do
         for stage in 0 1 2 3; do
             f=$(json $stage $n)
             awk -v n=$n -v s=$stage -v w="$(field weight_bytes_held "$f")" \
@@ -44,15 +45,19 @@ json() { echo "$data/08-zero-minigpt-$1-$2.json"; }
         done
     done
 } > "$data/08-zero-minigpt.csv"
-awk -v psi="$(field params "$(json 0 1)")" 'BEGIN {
+awk -v psi="$(field params "$(json 0 1)")" -v most=$most 'BEGIN {
     print "ranks,stage0,stage1,stage2,stage3"
-    for (n = 1; n <= 4.001; n += 0.05)
+    for (n = 1; n <= most + 0.001; n += 0.05)
         printf "%.2f,%.0f,%.0f,%.0f,%.0f\n", n, 16 * psi,
                8 * psi + 8 * psi / n,
                4 * psi + 12 * psi / n, 16 * psi / n
 }' > "$data/08-zero-minigpt-formula.csv"
 {
     printf '\\newcommand{\\MgZeroRanks}{%d}\n' $most
+    awk -v counts="$counts" 'BEGIN {      # "1, 2 and 4"
+        n = split(counts, c, " "); s = c[1]
+        for (i = 2; i <= n; i++) s = s (i < n ? ", " : " and ") c[i]
+        printf "\\newcommand{\\MgZeroCounts}{%s}\n", s }'
     for key in params largest_unit_params; do
         awk -v key=$key -v x="$(field $key "$(json 3 $most)")" "$formats"'
         BEGIN {
@@ -68,7 +73,7 @@ awk -v psi="$(field params "$(json 0 1)")" 'BEGIN {
             printf "\\newcommand{\\MgZero%sSentFormula}{%.1f~kB}\n", name,
                    formula / 1e3 }'
     done
-    for n in 1 2 4; do
+    for n in $counts; do
         for stage in 0 1 2 3; do
             f=$(json $stage $n)
             echo "$n $stage $(for k in weight gradient optimizer; do

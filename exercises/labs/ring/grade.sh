@@ -4,40 +4,24 @@
 #
 #     sh exercises/labs/ring/grade.sh DIR
 #
-# On 1, 2, 3 and 4 ranks it runs the benchmark on every size from 8 bytes
-# to 16 KiB, one short timed batch each (only correctness is graded). Before
-# it times anything, the benchmark compares every element of the ring's
-# all-reduce, reduce-scatter and all-gather with the exact sum and counts
-# those that differ in the column `wrong`. A check is one collective of the
-# ring on one number of ranks: it passes when no element of any size is
-# wrong. A run that crashes fails its three checks; one that hangs is
-# stopped after a minute. The benchmark measures this machine's memory
-# (for its tables' ceilings) on one rank; the runs of 2 to 4 ranks read
-# that measurement from DIR/machine.json instead of repeating it while
-# their other ranks wait. The full tables are in DIR/ranks-N.txt. The last
-# lines read `score: k/12` and `lab-ring: OK` or `lab-ring: FAIL`; the exit
-# status is 0 only if every check passes.
+# On 1, 2, 3 and 4 ranks it runs the benchmark with --check on every size
+# from 8 bytes to 16 KiB: it times nothing (only correctness is graded, and
+# three or four ranks on fewer cores would time the scheduler), and compares
+# every element of the ring's all-reduce, reduce-scatter and all-gather
+# with the exact sum, counting those that differ in the column `wrong`. A
+# check is one collective of the ring on one number of ranks: it passes
+# when no element of any size is wrong. A run that crashes fails its three
+# checks; one that hangs is stopped after a minute. The full tables are in
+# DIR/ranks-N.txt. The last lines read `score: k/12` and `lab-ring: OK` or
+# `lab-ring: FAIL`; the exit status is 0 only if every check passes.
 set -u
 dir=$1
 passed=0 checks=0
 echo "lab-ring: the ring's collectives, every element checked:"
-machine=
 for n in 1 2 3 4; do
-    # shellcheck disable=SC2086
     timeout -k 5 60 mpiexec -n $n "$dir/allreduce-lab" --max-bytes 16384 \
-        --repeats 1 --seconds 0.001 --warmup 1 $machine \
-        > "$dir/ranks-$n.txt" 2>&1
+        --check > "$dir/ranks-$n.txt" 2>&1
     status=$?
-    if [ $n = 1 ]; then
-        # "# memory copy C GB/s on one core (memcpy); fresh pages first
-        # touched at T GB/s", as a machine file of those two figures
-        awk '/^# memory copy .* first touched at / {
-                printf "{\"complete\": true, \"memcpy_bytes_per_second\": "
-                printf "%se9, \"first_touch_bytes_per_second\": %se9}\n",
-                       $4, $(NF - 1)
-            }' "$dir/ranks-1.txt" > "$dir/machine.json"
-        [ -s "$dir/machine.json" ] && machine="--machine $dir/machine.json"
-    fi
     for op in allreduce reduce_scatter all_gather; do
         checks=$((checks + 1))
         # The ring's `wrong` column (the 7th) of this collective's table,
