@@ -19,6 +19,16 @@ function duration(x,   v, u, w) {
     if (w ~ /e/) w = sprintf("%.0f", v)
     return w "\\," u
 }
+# sig3(x): x to three significant figures, no trailing zeros, 0.0123,
+# 33.3, 50, 1,234.
+function sig3(x,   magnitude, s) {
+    if (x == 0) return "0"
+    magnitude = int(log(x < 0 ? -x : x) / log(10) + 100) - 100
+    if (2 - magnitude <= 0) return grouped(x)
+    s = sprintf("%.*f", 2 - magnitude, x)
+    sub(/0+$/, "", s); sub(/\.$/, "", s)
+    return s
+}
 # median_of(a, key, k): the median of a[key, 1] ... a[key, k], the
 # middle one once sorted, or the mean of the middle two when k is even.
 function median_of(a, key, k,   i, j, x, v) {

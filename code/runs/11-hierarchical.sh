@@ -48,10 +48,6 @@ awk -F, -v ranks=$ranks -v group=$group -v delay=$delay_us \
     -v bucket="$numbers/11-hierarchical-bucket.tex" \
     "$formats"'
 function macro(name, text) { printf "\\newcommand{\\%s}{%s}\n", name, text }
-function sig3(x,   w) {
-    w = sprintf("%.3g", x)
-    return w ~ /e/ ? grouped(x) : w
-}
 function size(b) { return b >= 1048576 ? sprintf("%g\\,MiB", b / 1048576) \
                                        : sprintf("%g\\,KiB", b / 1024) }
 function fail(why) {

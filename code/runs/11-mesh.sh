@@ -5,14 +5,6 @@ bin="$1/bin" machine="$1/machine.json"
 numbers="$1/numbers" data="$1/data"
 formats=$(cat code/common/formats.awk)
 formats="$formats"'
-function sig3(x,   magnitude, s) {
-    if (x == 0) return "0"
-    magnitude = int(log(x < 0 ? -x : x) / log(10) + 100) - 100
-    if (2 - magnitude <= 0) return grouped(x)
-    s = sprintf("%.*f", 2 - magnitude, x)
-    sub(/0+$/, "", s); sub(/\.$/, "", s)
-    return s
-}
 function sort(a, n,    i, j, x) {               # insertion sort
     for (i = 2; i <= n; i++)
         for (j = i; j > 1 && a[j - 1] > a[j]; j--) {

@@ -167,7 +167,6 @@ window=$("$bin/minigpt" --help |
          sed -n 's/.*--loss-scale-window.*(default \([0-9]*\)).*/\1/p')
 common='
 function macro(name, text) { printf "\\newcommand{\\%s}{%s}\n", name, text }
-function sig3(x) { return sprintf("%.3g", x) }
 function pc(x) { return (x == 0 ? "0" : x < 1e-4 ? sprintf("%.2g", 100 * x) \
                          : x > 0.995 && x < 1 ? sprintf("%.4g", 100 * x) \
                          : sig3(100 * x)) "\\,\\%" }
