@@ -92,12 +92,12 @@ OBJ := $(B)/obj
 # the machine; then the rest (SHARED below: the scripts that time nothing
 # and start no ranks, the figures, the weaving, LaTeX), two at a time.
 all:
-	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory deps $(B)/stamp/deps-html
 	@$(MAKE) --no-print-directory tangle
 	@$(MAKE) --no-print-directory -j2 programs
 	@$(MAKE) --no-print-directory -j1 timed
 	@$(MAKE) --no-print-directory -j2 book solutions $(B)/drills.pdf \
-	  $(EMULATED_BINS) \
+	  $(B)/html/index.html $(EMULATED_BINS) \
 	  $(if $(CUDA),$(GPU_BINS))
 
 # ------------------------------------------------------------------ deps ----
@@ -626,7 +626,8 @@ $(B)/drills.pdf: drills/drills.tex chapters/preamble.tex \
 	$(call latex,drills/drills.tex,drills)
 
 # ------------------------------------------------------------------ html ----
-# make html weaves the HTML edition, build/html/ (index.html first), from the
+# make weaves the HTML edition too, build/html/ (index.html first), beside
+# the PDF in its last phase (make html is a name for the same), from the
 # same LaTeX, numbers and figure scripts as the book: tex4ht (Debian's
 # texlive-plain-generic) runs latex itself on chapters/book.tex, so the book's
 # own macros, its numbers (build/numbers/*.tex), its \ref's and noweb's
@@ -647,8 +648,6 @@ HTML_FIGURES := $(patsubst figures/%.gp,$(B)/html/figures/%.svg,$(FIGURE_SCRIPTS
 .PHONY: html browser
 
 html: all
-	@$(MAKE) --no-print-directory $(B)/stamp/deps-html
-	@$(MAKE) --no-print-directory $(B)/html/index.html
 
 browser: $(B)/stamp/deps-browser
 
@@ -672,7 +671,11 @@ $(B)/html/figures/%.svg: figures/%.gp tools/html/svg-figure.pl $(RUN_STAMPS)
 	  $$(sed -n '1s/^# size //p' $(B)/html-gp/$*.gp) font 'sans,13' \
 	  noenhanced background '#ffffff'" -e "set output '$@'" $(B)/html-gp/$*.gp
 
-$(B)/html/index.html: $(B)/book.pdf $(HTML_FIGURES) $(wildcard tools/html/*)
+$(B)/html/index.html: chapters/book.tex chapters/preamble.tex \
+                      chapters/bibliography.tex $(B)/tex/chapters.tex \
+                      $(B)/machine.json $(RUN_STAMPS) $(HTML_FIGURES) \
+                      $(wildcard exercises/*.tex) $(wildcard tools/html/*) \
+                      $(B)/stamp/deps-html
 	@echo "weave $(B)/html"
 	@bash tools/html/build.sh $(B)
 	@echo "wove $@"
@@ -686,17 +689,17 @@ $(B)/html/index.html: $(B)/book.pdf $(HTML_FIGURES) $(wildcard tools/html/*)
 # that outnumber the cores together starve each other's ranks). --timer
 # prints each file's time, so that a slow one shows in the log.
 TEST_JOBS ?= 2
-SLOW_TESTS := $(wildcard tests/00-html.t tests/08-sharded-state.t \
-                tests/06-solutions.t tests/09-tensor-parallel.t \
-                tests/00-labs.t tests/07-allreduce.t \
-                tests/06-reference-input.t tests/11-mesh.t \
-                tests/10-figures.t tests/10-lab.t \
-                tests/00-tangle.t tests/11-hierarchical.t \
-                tests/10-schedule.t tests/09-lab.t \
-                tests/11-solutions.t tests/11-buckets.t \
-                tests/00-help.t tests/10-trace.t \
-                tests/07-solutions.t tests/09-cuda.t \
-                tests/09-cuda-nccl.t)
+SLOW_TESTS := $(wildcard tests/00-labs.t tests/00-html.t \
+                tests/07-allreduce.t tests/06-reference-input.t \
+                tests/08-sharded-state.t tests/06-solutions.t \
+                tests/09-tensor-parallel.t tests/10-figures.t \
+                tests/11-mesh.t tests/00-tangle.t \
+                tests/10-lab.t tests/10-schedule.t \
+                tests/11-hierarchical.t tests/00-help.t \
+                tests/09-lab.t tests/11-solutions.t \
+                tests/11-buckets.t tests/07-solutions.t \
+                tests/10-trace.t tests/09-cuda.t \
+                tests/09-cuda-nccl.t tests/09-cuda-tp.t)
 
 test: all
 	@prove --timer -j$(TEST_JOBS) $(SLOW_TESTS) \
