@@ -412,7 +412,7 @@ gpu-check:
 	  exit 2; fi
 	@if command -v notangle > /dev/null; then \
 	  $(MAKE) --no-print-directory tangle; fi
-	@$(MAKE) --no-print-directory $(GPU_BINS) $(B)/bin/minigpt
+	@$(MAKE) --no-print-directory -j$$(nproc) $(GPU_BINS) $(B)/bin/minigpt
 	@sh code/cuda/gpu-check.sh $(B) $(GPU_OUT)
 
 -include $(FLEET_OBJ:.o=.d) $(MINIGPT_OBJ:.o=.d) $(MINIGPT64_OBJ:.o=.d) \

@@ -7,19 +7,38 @@ OUT=$2
 mkdir -p "$OUT" || exit 2
 log=$OUT/gpu-check.log
 failed=0
+mpi="${MPIEXEC:-mpiexec}"
 { echo "gpu-check: $(date -u '+%Y-%m-%d %H:%M UTC')"
   if command -v nvidia-smi > /dev/null; then nvidia-smi -L 2>&1
-  else echo "nvidia-smi: not found"; fi; } > "$log"
+      echo "driver $(nvidia-smi --query-gpu=driver_version \
+                     --format=csv,noheader 2>&1 | head -n 1)"
+  else echo "nvidia-smi: not found"; fi
+  echo "nvcc: $(timeout 10 nvcc --version 2>&1 | tail -n 1)"
+  echo "mpiexec: $(timeout 10 "$mpi" --version 2>&1 | head -n 2 |
+                   tr '\n' ' ')"; } > "$log"
 
 # step NAME COMMAND...: run it, keep its output in the log, say how it
-# went; a step that hangs is stopped after four minutes (exit 124).
+# went; a step that hangs is stopped after GPU_CHECK_STEP_SECONDS (90 s
+# unless set; exit 124, or 137 when it ignored the stop). Once a step of
+# several ranks has hung, the others are skipped: they would hang alike,
+# and the device's time is better spent on what follows.
+hung=0
 step() {
     name=$1
     shift
+    if [ "$1" = "$mpi" ] && [ $hung = 1 ]; then
+        echo "gpu-check: $name: SKIPPED (a step of several ranks hung)" \
+            | tee -a "$log"
+        failed=1
+        return
+    fi
     echo "== $name: $*" >> "$log"
     start=$(date +%s)
-    timeout 240 "$@" >> "$log" 2>&1
+    timeout -k 10 "${GPU_CHECK_STEP_SECONDS:-90}" "$@" >> "$log" 2>&1
     status=$?
+    if [ "$1" = "$mpi" ] && { [ $status = 124 ] || [ $status = 137 ]; }; then
+        hung=1
+    fi
     echo "== $name: exit $status, $(($(date +%s) - start)) s" >> "$log"
     if [ $status -eq 0 ]; then
         echo "gpu-check: $name: OK"
@@ -35,6 +54,8 @@ if grep -q 'no CUDA device' "$log"; then    # nothing else can run either
     exit 2
 fi
 step layers-csv "$B/bin/gpu-check-layers" --csv --output "$OUT/layers.csv"
+step gemm "$B/bin/gpu-gemm-bench" --csv --output "$OUT/gemm.csv"
+cat "$OUT/gemm.csv" >> "$log" 2>/dev/null
 step verify-fp32 "$B/bin/minigpt" --device cuda --verify
 step verify-bf16 "$B/bin/minigpt" --device cuda --verify --precision bf16
 step verify-micro "$B/bin/minigpt" --device cuda --verify --micro-batches 2
@@ -47,7 +68,6 @@ step train-bf16 "$B/bin/minigpt" --device cuda --precision bf16 --quiet \
 step train-cpu "$B/bin/minigpt" --quiet --json --output "$OUT/train-cpu.json"
 # Tensor parallelism: two ranks (on one GPU, each its own model, when
 # there is one), the collectives through MPI on host copies.
-mpi="${MPIEXEC:-mpiexec}"
 host="--device cuda --collectives host"
 step verify-tp2-fp32 "$mpi" -n 2 "$B/bin/minigpt" $host --tp 2 --verify
 step verify-tp2-bf16 "$mpi" -n 2 "$B/bin/minigpt" $host --tp 2 --verify \
@@ -83,7 +103,12 @@ if [ "$gpus" -ge 4 ]; then
     step verify-tp2-dp2-nccl "$mpi" -n 4 "$B/bin/minigpt" $nccl --tp 2 \
         --dp 2 --verify
 fi
-step gemm "$B/bin/gpu-gemm-bench" --csv --output "$OUT/gemm.csv"
-cat "$OUT/gemm.csv" >> "$log" 2>/dev/null
+# What a failed or stopped step left half-written (NAME.tmp.PID) goes into
+# the log, so that the folder holds only finished results and the log.
+for part in "$OUT"/*.tmp.*; do
+    [ -e "$part" ] || continue
+    { echo "== partial: $part"; cat "$part"; } >> "$log"
+    rm -f "$part"
+done
 echo "gpu-check: log and results in $OUT"
 exit $failed
