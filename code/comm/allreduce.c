@@ -622,11 +622,11 @@ static int sweep(int rank, int n, Option *options)
                      "them", min, max);
         return 2;
     }
+    int checking = option_given(options, "--check");     /* nothing timed */
     static const char *timed_outputs[] = { "--json", "--csv", "--latex",
                                            "--data" };
     for (size_t i = 0; i < sizeof timed_outputs / sizeof *timed_outputs; i++)
-        if (option_given(options, "--check")
-            && option_given(options, timed_outputs[i])) {
+        if (checking && option_given(options, timed_outputs[i])) {
             if (rank == 0)
                 complain(command, "--check times nothing, so %s has no "
                          "rows to write: it prints the table (to --output "
@@ -706,7 +706,6 @@ static int sweep(int rank, int n, Option *options)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     size_t copy_bytes = (size_t)64 << 20;
-    int checking = option_given(options, "--check");
     Setting setting = { n, (int)option_number(options, "--warmup"),
                         checking ? 0 : (int)option_number(options, "--repeats"),
                         placement(MPI_COMM_WORLD), 0, 0, 0, 0, 0 };
